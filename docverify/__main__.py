@@ -1,0 +1,3 @@
+from docverify.cli import main
+
+main()

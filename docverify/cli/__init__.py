@@ -1,0 +1,136 @@
+"""The ``docverify`` command line: the root group and the one crash handler.
+
+Only this package turns exceptions into messages and exit codes; library code
+raises :class:`~docverify.errors.DocverifyError` subclasses.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from typing import Any, Sequence
+
+import click
+
+from docverify import __version__
+from docverify.errors import DocverifyError, ExitCode, PluginError
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+#: built-in commands: name -> "module:attribute", imported only when used
+BUILTIN_COMMANDS = {
+    "parse": "docverify.cli.parse:parse",
+    "plugins": "docverify.cli.plugins:plugins",
+    "config": "docverify.cli.config:config",
+}
+
+
+def debug_enabled() -> bool:
+    return os.environ.get("DOCVERIFY_DEBUG", "").lower() in {"1", "true", "yes", "on"}
+
+
+class DocverifyGroup(click.Group):
+    """Root group: built-in commands plus those plugins register, and the crash handler."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = set(BUILTIN_COMMANDS)
+        try:
+            names.update(_app(ctx).plugins.registry("commands").names())
+        except PluginError as error:  # still show help for the built-ins
+            click.echo(f"warning: {error}", err=True)
+        return sorted(names)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in BUILTIN_COMMANDS:
+            module_name, attribute = BUILTIN_COMMANDS[name].split(":")
+            module = __import__(module_name, fromlist=[attribute])
+            return getattr(module, attribute)
+        commands = _app(ctx).plugins.registry("commands")
+        return commands.get(name) if name in commands else None
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None, **extra: Any) -> Any:
+        extra.pop("standalone_mode", None)
+        code = run_guarded(lambda: super(DocverifyGroup, self).main(
+            args=args, prog_name=prog_name or "docverify", standalone_mode=False, **extra
+        ))
+        sys.exit(code)
+
+
+def run_guarded(invoke) -> int:
+    """Run the CLI, turning every outcome into an exit code and at most one line
+    of error (a traceback only with DOCVERIFY_DEBUG=1)."""
+    try:
+        result = invoke()
+    except click.exceptions.Exit as done:
+        return done.exit_code
+    except (KeyboardInterrupt, click.Abort):
+        click.echo("interrupted", err=True)
+        return ExitCode.INTERRUPTED
+    except click.ClickException as error:
+        error.show()
+        return ExitCode.USAGE
+    except DocverifyError as error:
+        if debug_enabled():
+            traceback.print_exc()
+        click.secho(f"error: {error}", fg="red", err=True)
+        return error.exit_code
+    except BrokenPipeError:
+        return ExitCode.OK  # `docverify parse ... | head`
+    except Exception as error:  # a bug: say so, keep the traceback behind DOCVERIFY_DEBUG
+        if debug_enabled():
+            traceback.print_exc()
+        click.secho(
+            f"internal error: {type(error).__name__}: {error} "
+            "(this is a bug in docverify or a plugin; rerun with DOCVERIFY_DEBUG=1 for the traceback "
+            "and report it)",
+            fg="red",
+            err=True,
+        )
+        return ExitCode.INTERNAL
+    return int(result) if isinstance(result, int) else ExitCode.OK
+
+
+def _app(ctx: click.Context):
+    from docverify.cli.app import App
+
+    root = ctx.find_root()
+    if not isinstance(root.obj, App):
+        root.obj = App(root.params.get("config_path"))
+    elif root.obj.config_path is None:
+        root.obj.config_path = root.params.get("config_path")
+    return root.obj
+
+
+@click.group(cls=DocverifyGroup, context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    envvar="DOCVERIFY_CONFIG",
+    help="Configuration file (default: docverify.toml here or in a folder above). Env: DOCVERIFY_CONFIG.",
+)
+@click.version_option(__version__, "-V", "--version", prog_name="docverify")
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None) -> None:
+    """Documentation CI for cloud consoles: execute how-to procedures and report drift.
+
+    \b
+    Examples:
+      docverify parse docs/                 # what docverify understands of your docs
+      docverify parse docs/ --json          # the same, for scripts
+      docverify plugins                     # installed plugins and their options
+
+    Set DOCVERIFY_DEBUG=1 to see tracebacks.
+    """
+    _app(ctx)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console-script entry point."""
+    cli.main(args=argv)
+
+
+def get_app(ctx: click.Context):
+    """The :class:`~docverify.cli.app.App` of this invocation."""
+    return _app(ctx)

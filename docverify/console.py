@@ -1,0 +1,37 @@
+"""The console family: where a console is, how to reach it, its audit log.
+
+A console plugin turns its options into a running :class:`ConsoleEndpoint`:
+the embedded ``sandbox`` starts a local server, ``aliyun`` points at the real
+cloud. Later stages (executor, checker, provisioner) only see the endpoint.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+
+from docverify.registry import Plugin
+
+
+@dataclass(frozen=True)
+class ConsoleEndpoint:
+    """How to reach a running console."""
+
+    url: str  #: the console's base URL, e.g. http://127.0.0.1:8123
+    api_url: str  #: the RPC API endpoint (Action=..., signed)
+    audit_url: str  #: ActionTrail LookupEvents endpoint (host:port for the SDK)
+    origins: tuple[str, ...] = ()  #: every origin the browser may reach
+    release: str | None = None  #: the UI release it renders, where it has several
+    default_region: str = "cn-hangzhou"
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+class Console(Plugin):
+    """Base class of console plugins."""
+
+    def __init__(self, options: Plugin.Options | None = None) -> None:
+        self.options = options if options is not None else self.Options()
+
+    def start(self) -> AbstractContextManager[ConsoleEndpoint]:
+        """Start (or connect to) the console; leaving the context stops what was started."""
+        raise NotImplementedError

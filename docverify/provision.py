@@ -1,0 +1,32 @@
+"""The provisioner family: make a task's Resource META exist, and tear it down.
+
+A provisioner's ``provision()`` is a context manager: entering it creates what
+the procedure needs and yields the outputs (IDs, names) that flow into the task
+context; leaving it, even on error or Ctrl-C, destroys what it created.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+from docverify.registry import Plugin
+
+
+@dataclass
+class Provisioned:
+    """What a provisioner made: outputs by resource, for the task context."""
+
+    outputs: dict[str, Any] = field(default_factory=dict)
+    resources: list[str] = field(default_factory=list)  #: human-readable, for reports
+
+
+class Provisioner(Plugin):
+    """Base class of provisioner plugins."""
+
+    def __init__(self, options: Plugin.Options | None = None) -> None:
+        self.options = options if options is not None else self.Options()
+
+    def provision(self, procedure: Any) -> AbstractContextManager[Provisioned]:
+        raise NotImplementedError

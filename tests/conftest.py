@@ -1,0 +1,25 @@
+"""Shared fixtures: the repository root and the shared corpus."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def corpus_root() -> Path | None:
+    """../shared/corpus beside the checkout, or DOCVERIFY_CORPUS."""
+    given = os.environ.get("DOCVERIFY_CORPUS")
+    root = Path(given) if given else REPO.parent / "shared" / "corpus"
+    return root if root.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    root = corpus_root()
+    if root is None:
+        pytest.skip("the shared corpus is absent: set DOCVERIFY_CORPUS or place it at ../shared/corpus")
+    return root
