@@ -23,3 +23,22 @@ def corpus() -> Path:
     if root is None:
         pytest.skip("the shared corpus is absent: set DOCVERIFY_CORPUS or place it at ../shared/corpus")
     return root
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """The Chromium the browser tests drive (docverify.browser.find_browser); skips,
+    saying why, where there is none or Playwright is not installed."""
+    from docverify.browser import find_browser
+    from docverify.errors import EnvironmentProblem
+
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("playwright is not installed: pip install -e '.[test]'")
+    with sync_playwright() as playwright:
+        own = playwright.chromium.executable_path
+    try:
+        return find_browser(playwright_path=own)
+    except EnvironmentProblem as problem:
+        pytest.skip(str(problem))
