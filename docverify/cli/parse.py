@@ -9,7 +9,7 @@ import click
 
 from docverify.cli import CONTEXT_SETTINGS, get_app
 from docverify.errors import ExitCode
-from docverify.spec.model import Document, Procedure, Severity, Step
+from docverify.spec.model import Procedure, Severity, Step
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -64,7 +64,8 @@ def parse(ctx: click.Context, paths: tuple[str, ...], as_json: bool, as_yaml: bo
 
             click.echo(yaml.safe_dump(payload, allow_unicode=True, sort_keys=False), nl=False)
     else:
-        _print_table(documents, procedures, steps)
+        _print_table(procedures, steps)
+    sys.stdout.flush()  # procedures first, then the problems, also when both go to one pipe
     for diagnostic in diagnostics:
         click.echo(str(diagnostic), err=True)
     errors = sum(1 for d in diagnostics if d.severity is Severity.ERROR)
@@ -83,25 +84,31 @@ def parse(ctx: click.Context, paths: tuple[str, ...], as_json: bool, as_yaml: bo
     return ExitCode.OK
 
 
-def _print_table(documents: list[Document], procedures: list[Procedure], with_steps: bool) -> None:
+def _print_table(procedures: list[Procedure], with_steps: bool) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(soft_wrap=not sys.stdout.isatty())
-    table = Table(show_lines=with_steps, expand=False)
+    console = Console()
+    if with_steps:  # one block per procedure: plain lines that grep and diff well
+        for procedure in procedures:
+            console.print(
+                Text(f"{procedure.id}  {procedure.title}  ({procedure.path}:{procedure.line}-{procedure.end_line})", style="bold"),
+                soft_wrap=True,
+            )
+            for line in _step_lines(procedure.steps, 1):
+                console.print(Text(line), soft_wrap=True)
+        return
+    table = Table()
     table.add_column("procedure", overflow="fold")
     table.add_column("title", overflow="fold")
     table.add_column("product")
     table.add_column("lines", justify="right")
     table.add_column("steps", justify="right")
     for procedure in procedures:
-        title = procedure.title
-        if with_steps:
-            title += "\n" + "\n".join(_step_lines(procedure.steps))
         table.add_row(  # Text: labels like "[Optional]" are not rich markup
             Text(procedure.id),
-            Text(title),
+            Text(procedure.title),
             Text(procedure.product or ""),
             f"{procedure.line}-{procedure.end_line}",
             str(len(procedure.all_steps())),

@@ -1,0 +1,76 @@
+"""Parse throughput of docverify's Markdown parser on one core.
+
+Parses every ``*.md`` file of the corpus N times in this process and prints the
+median documents per second and megabytes per second over the repeats.
+
+    python benchmark/parse_throughput.py [CORPUS_DIR] [--repeats 5] [--profile]
+
+CORPUS_DIR defaults to $DOCVERIFY_CORPUS, then ``<repo>/../shared/corpus``.
+``--profile`` prints the top functions by cumulative time (cProfile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from docverify.spec.parser import parse_text  # noqa: E402
+
+
+def default_corpus() -> Path:
+    configured = os.environ.get("DOCVERIFY_CORPUS")
+    return Path(configured) if configured else ROOT.parent / "shared" / "corpus"
+
+
+def load(corpus: Path) -> list[tuple[str, str]]:
+    files = sorted(corpus.rglob("*.md"))
+    return [(str(file), file.read_bytes().decode("utf-8", errors="replace")) for file in files]
+
+
+def run_once(documents: list[tuple[str, str]]) -> float:
+    start = time.perf_counter()
+    for path, text in documents:
+        parse_text(text, path)
+    return time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("corpus", nargs="?", type=Path, default=None)
+    parser.add_argument("--repeats", type=int, default=5, help="timed passes over the corpus (default 5)")
+    parser.add_argument("--profile", action="store_true", help="profile one pass with cProfile")
+    args = parser.parse_args(argv)
+    corpus = args.corpus or default_corpus()
+    documents = load(corpus)
+    if not documents:
+        print(f"no *.md files under {corpus}", file=sys.stderr)
+        return 2
+    megabytes = sum(len(text.encode("utf-8")) for _, text in documents) / 1e6
+    run_once(documents)  # warm-up: imports, compiled patterns
+    if args.profile:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        run_once(documents)
+        profiler.disable()
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
+    seconds = [run_once(documents) for _ in range(args.repeats)]
+    median = statistics.median(seconds)
+    print(f"corpus: {corpus} ({len(documents)} documents, {megabytes:.2f} MB)")
+    print(f"passes: {args.repeats}, median {median * 1000:.1f} ms per pass")
+    print(f"throughput: {len(documents) / median:.0f} docs/s, {megabytes / median:.2f} MB/s (single process, median)")
+    best = min(seconds)
+    print(f"best pass:  {len(documents) / best:.0f} docs/s, {megabytes / best:.2f} MB/s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,30 @@
+"""Fixtures for the parser tests: the real-docs corpus, found on its own.
+
+The corpus is ``$DOCVERIFY_CORPUS`` or ``<repo>/../shared/corpus``; tests that
+need it skip with a reason when it is absent.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def real_docs_root() -> Path | None:
+    configured = os.environ.get("DOCVERIFY_CORPUS")
+    root = Path(configured) if configured else REPO.parent / "shared" / "corpus"
+    folder = root / "real-docs"
+    return folder if folder.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def real_docs() -> Path:
+    """``<corpus>/real-docs``; skips when the corpus is absent."""
+    folder = real_docs_root()
+    if folder is None:
+        pytest.skip("corpus not found: set DOCVERIFY_CORPUS or place it at <repo>/../shared/corpus")
+    return folder
