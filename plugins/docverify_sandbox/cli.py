@@ -1,0 +1,126 @@
+"""``docverify sandbox ...``: serve, list products, print the release changelog, reset."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+CONTEXT = {"help_option_names": ["-h", "--help"]}
+
+
+@click.group(context_settings=CONTEXT)
+def sandbox() -> None:
+    """The embedded sandbox console (Alibaba Cloud style).
+
+    \b
+    Examples:
+      docverify sandbox serve --port 8123 --release 2021-06
+      docverify sandbox changelog --from 2021-06 --to 2026-03 --json
+    """
+
+
+@sandbox.command(context_settings=CONTEXT)
+@click.option("--port", type=int, default=8123, show_default=True, envvar="DOCVERIFY_SANDBOX_PORT",
+              help="TCP port on 127.0.0.1 (0 = a free port). Env: DOCVERIFY_SANDBOX_PORT.")
+@click.option("--release", "release", default=None, envvar="DOCVERIFY_SANDBOX_RELEASE",
+              help="Render the latest release on or before this date (YYYY-MM[-DD]). Env: DOCVERIFY_SANDBOX_RELEASE.")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None, envvar="DOCVERIFY_SANDBOX_DATA",
+              help="Keep state in DIR/sandbox.db (default: in memory). Env: DOCVERIFY_SANDBOX_DATA.")
+@click.option("--latency-ms", type=int, default=300, show_default=True,
+              help="How long asynchronous states (Pending -> Running) take.")
+def serve(port: int, release: str | None, data_dir: str | None, latency_ms: int) -> None:
+    """Serve the console and its API until Ctrl-C."""
+    import uvicorn
+
+    from docverify_sandbox.server import build_app, free_port
+    from docverify_sandbox.state import DEFAULT_ACCOUNTS
+
+    app = build_app(release, data_dir, latency_ms)
+    port = port or free_port()
+    acct = DEFAULT_ACCOUNTS[0]
+    click.echo(f"sandbox console {app.state.sandbox.catalog.release.name} on http://127.0.0.1:{port}/console")
+    click.echo(f"  log on as {acct.admin_user}@{acct.alias}.onaliyun.com / {acct.admin_password}")
+    click.echo(f"  API AccessKey {acct.admin_access_key_id} / {acct.admin_access_key_secret}")
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+
+
+@sandbox.command(context_settings=CONTEXT)
+@click.option("--release", default=None, help="Release date (default: newest).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def products(release: str | None, as_json: bool) -> None:
+    """List products, resource types and operations."""
+    from docverify_sandbox import catalog
+
+    cat = catalog.load(release)
+    data = []
+    for key, p in cat.products.items():
+        data.append({
+            "product": key, "title": p["title"], "api_version": p["api_version"],
+            "resource_types": [
+                {"type": rkey, "title": r["title"], "resource_type": r["resource_type"],
+                 "operations": sorted({**r.get("ops", {}), **r.get("extra_ops", {})})}
+                for rkey, r in p.get("resources", {}).items()],
+        })
+    if as_json:
+        click.echo(json.dumps({"release": cat.release.name, "products": data}, indent=2))
+        return
+    for p in data:
+        click.echo(f"{p['product']:<12} {p['title']} (Version {p['api_version']})")
+        for r in p["resource_types"]:
+            click.echo(f"  {r['type']:<22} {', '.join(r['operations'])}")
+
+
+@sandbox.command(context_settings=CONTEXT)
+@click.option("--from", "from_date", required=True, help="Release the docs were written for, e.g. 2021-06.")
+@click.option("--to", "to_date", required=True, help="Release to compare with, e.g. 2026-03.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the drift benchmark's ground truth).")
+def changelog(from_date: str, to_date: str, as_json: bool) -> None:
+    """Print the UI changes between two releases."""
+    from docverify_sandbox import catalog
+
+    rows = catalog.changelog(from_date, to_date)
+    if as_json:
+        click.echo(json.dumps([r.as_dict() for r in rows], indent=2))
+        return
+    for r in rows:
+        click.echo(f"{r.release}  {r.product:<11} {r.page:<22} {r.kind:<18} {r.old!s} -> {r.new!s}")
+    click.echo(f"{len(rows)} changes")
+
+
+@sandbox.command(context_settings=CONTEXT)
+@click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None,
+              help="Reset the state kept in DIR/sandbox.db.")
+@click.option("--url", default=None, help="Reset through a running sandbox's API instead (e.g. http://127.0.0.1:8123).")
+@click.option("--account", default=None, help="Account alias to reset (default: every seeded account).")
+def reset(data_dir: str | None, url: str | None, account: str | None) -> None:
+    """Return accounts to their seeded state."""
+    from docverify.errors import UsageError
+    from docverify_sandbox.state import DEFAULT_ACCOUNTS
+
+    accounts = [a for a in DEFAULT_ACCOUNTS if account in (None, a.alias)]
+    if not accounts:
+        raise UsageError(f"unknown sandbox account {account!r}",
+                         hint="valid: " + ", ".join(a.alias for a in DEFAULT_ACCOUNTS))
+    if url:
+        from docverify_sandbox.client import SandboxClient
+
+        for acct in accounts:
+            SandboxClient(url, acct.access_key_id, acct.access_key_secret).call("ResetAccount", "sandbox")
+            click.echo(f"reset {acct.alias} ({acct.account_id})")
+        return
+    if not data_dir:
+        raise UsageError("nothing to reset", hint="give --data DIR or --url URL")
+    from pathlib import Path
+
+    from docverify_sandbox.seed import seed_resources
+    from docverify_sandbox.state import Store
+
+    store = Store(Path(data_dir) / "sandbox.db")
+    try:
+        store.seed_accounts(seed_resources)
+        for acct in accounts:
+            store.reset(acct.account_id, seed_resources)
+            click.echo(f"reset {acct.alias} ({acct.account_id})")
+    finally:
+        store.close()

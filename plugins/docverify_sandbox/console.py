@@ -1,0 +1,49 @@
+"""The ``sandbox`` console plugin: a local Alibaba-Cloud-like console."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+from pydantic import Field
+
+from docverify.console import Console, ConsoleEndpoint
+from docverify_sandbox.state import DEFAULT_ACCOUNTS
+
+
+class SandboxConsole(Console):
+    """Local sandbox console (Alibaba Cloud style) with RPC API, ActionTrail and UI releases."""
+
+    name = "sandbox"
+
+    class Options(Console.Options):
+        release: str | None = Field(None, description="UI release date (YYYY-MM[-DD]); newest when unset")
+        port: int = Field(0, ge=0, le=65535, description="TCP port on 127.0.0.1; 0 picks a free one")
+        data_dir: str | None = Field(None, description="directory for the SQLite state; in memory when unset")
+        latency_ms: int = Field(300, ge=0, le=60_000, description="time async states take (Pending -> Running)")
+        seed: int = Field(0, description="seed of generated ids")
+
+    @contextmanager
+    def start(self) -> Iterator[ConsoleEndpoint]:
+        from docverify_sandbox.server import build_app, running
+
+        opts = self.options
+        app = build_app(opts.release, opts.data_dir, opts.latency_ms, opts.seed)
+        with running(app, opts.port) as url:
+            host = url.removeprefix("http://")
+            acct = DEFAULT_ACCOUNTS[0]
+            yield ConsoleEndpoint(
+                url=url, api_url=url + "/", audit_url=host, origins=(url,),
+                release=app.state.sandbox.catalog.release.name, default_region="cn-hangzhou",
+                extra={
+                    "account_id": acct.account_id,
+                    "account_alias": acct.alias,
+                    "login_user": f"{acct.admin_user}@{acct.alias}.onaliyun.com",
+                    "login_password": acct.admin_password,
+                    "access_key_id": acct.admin_access_key_id,
+                    "access_key_secret": acct.admin_access_key_secret,
+                    "root_access_key_id": acct.access_key_id,
+                    "root_access_key_secret": acct.access_key_secret,
+                    "signin_url": url + "/signin",
+                },
+            )

@@ -1,0 +1,305 @@
+"""Playwright through the console pages: log on, create, modify, delete — by the docs' labels."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from docverify_sandbox.client import SandboxClient
+
+pytestmark = pytest.mark.browser
+
+
+def nav(page, sandbox, product):
+    page.goto(f"{sandbox.url}/console/{product}")
+
+
+def open_menu(row, *path):
+    row.get_by_role("button", name=path[0], exact=True).click()
+    for item in path[1:]:
+        row.get_by_role("menuitem", name=item, exact=True).click()
+
+
+def test_ecs_instance_wizard_and_lifecycle(page, sandbox):
+    nav(page, sandbox, "ecs")
+    page.get_by_role("navigation", name="Elastic Compute Service navigation").get_by_role("link", name="Instances").click()
+    page.get_by_role("button", name="Create Instance").click()
+    page.get_by_role("radio", name="Pay-As-You-Go").check()
+    page.get_by_role("button", name="Next: Networking").click()
+    page.get_by_label("Security Group").select_option(index=1)
+    page.get_by_role("button", name="Next: System Configurations").click()
+    page.get_by_role("radio", name="Password", exact=True).check()
+    page.get_by_label("Logon Password").fill("Sandbox-Passw0rd")
+    page.get_by_label("Instance Name").fill("docs-web-01")
+    page.get_by_label("Prevent users from releasing the instance inadvertently by using the console or API").check()
+    page.get_by_role("button", name="Next: Grouping").click()
+    page.get_by_role("button", name="Next: Preview").click()
+    page.get_by_role("checkbox", name="ECS Terms of Service and Product Terms of Service").check()
+    page.get_by_role("button", name="Create Instance").click()
+    page.get_by_role("status").filter(has_text="created").wait_for()
+    row = page.get_by_role("row").filter(has_text="docs-web-01")
+    assert "Running" in row.inner_text()
+    open_menu(row, "More", "Instance Status", "Stop")
+    dialog = page.get_by_role("dialog", name="Stop Instance")
+    dialog.get_by_role("radio", name="Stop", exact=True).check()
+    dialog.get_by_role("button", name="OK").click()
+    row = page.get_by_role("row").filter(has_text="docs-web-01")
+    assert "Stopped" in row.inner_text()
+    # release protection blocks release
+    open_menu(row, "More", "Instance Status", "Release")
+    page.get_by_role("dialog", name="Release").get_by_role("radio", name="Release Now").check()
+    page.get_by_role("dialog", name="Release").get_by_role("button", name="Next").click()
+    page.get_by_role("dialog", name="Release").get_by_role("button", name="OK").click()
+    assert "InvalidOperation.DeletionProtection" in page.get_by_role("dialog").get_by_role("alert").inner_text()
+    page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
+    row = page.get_by_role("row").filter(has_text="docs-web-01")
+    open_menu(row, "More", "Instance Settings", "Change Release Protection Setting")
+    dialog = page.get_by_role("dialog", name="Change Release Protection Setting")
+    dialog.get_by_role("switch", name="Release Protection").uncheck()
+    dialog.get_by_role("button", name="OK").click()
+    row = page.get_by_role("row").filter(has_text="docs-web-01")
+    open_menu(row, "More", "Instance Status", "Release")
+    page.get_by_role("dialog", name="Release").get_by_role("button", name="Next").click()
+    page.get_by_role("dialog", name="Release").get_by_role("button", name="OK").click()
+    page.get_by_role("status").filter(has_text="succeeded").wait_for()
+    assert page.get_by_role("row").filter(has_text="docs-web-01").count() == 0
+
+
+def test_ecs_wizard_shows_validation_errors(page, sandbox):
+    page.goto(f"{sandbox.url}/console/ecs/instance/create")
+    page.get_by_role("button", name="Next: Networking").click()
+    page.get_by_role("button", name="Next: System Configurations").click()
+    alert = page.get_by_role("alert")
+    assert "SecurityGroupId" in alert.inner_text()
+    assert page.get_by_label("Security Group").get_attribute("aria-invalid") == "true"
+
+
+def test_security_group_and_rules(page, sandbox):
+    nav(page, sandbox, "ecs")
+    page.get_by_text("Network & Security").click()  # collapse/expand group, as the docs' menu path
+    page.get_by_text("Network & Security").click()
+    page.get_by_role("link", name="Security Groups").click()
+    page.get_by_role("button", name="Create Security Group").click()
+    page.get_by_label("Security Group Name").fill("web-sg")
+    page.get_by_label("Network").select_option(index=1)
+    page.get_by_role("button", name="OK").click()
+    page.get_by_role("row").filter(has_text="web-sg").get_by_role("link", name="Add Rules").click()
+    page.get_by_role("button", name="Add Rule").click()
+    dialog = page.get_by_role("dialog", name="Add Security Group Rule")
+    dialog.get_by_label("Protocol Type").select_option(label="Custom TCP")
+    dialog.get_by_label("Port Range").fill("80/80")
+    dialog.get_by_label("Authorization Object").fill("0.0.0.0/0")
+    dialog.get_by_role("button", name="Save").click()
+    rules = page.get_by_role("table", name="Security Group Rules")
+    assert "80/80" in rules.inner_text()
+    rules.get_by_role("row").filter(has_text="80/80").get_by_role("button", name="Delete").click()
+    page.get_by_role("dialog", name="Delete Security Group Rule").get_by_role("button", name="OK").click()
+    assert "80/80" not in page.get_by_role("table", name="Security Group Rules").inner_text()
+
+
+def test_vpc_create_edit_delete(page, sandbox):
+    nav(page, sandbox, "vpc")
+    page.get_by_label("Region").select_option(label="China (Hohhot)")
+    page.wait_for_url(re.compile("/console/vpc/vpc"))
+    page.get_by_role("button", name="Create VPC").click()
+    page.get_by_label("Name", exact=True).fill("docs-vpc")
+    page.get_by_label("IPv4 CIDR Block").fill("10.0.0.0/8")
+    page.get_by_role("button", name="OK").click()
+    row = page.get_by_role("row").filter(has_text="docs-vpc")
+    row.get_by_role("button", name="Edit").click()
+    dialog = page.get_by_role("dialog", name="Edit VPC")
+    dialog.get_by_label("Description").fill("edited by test")
+    dialog.get_by_role("button", name="OK").click()
+    assert "edited by test" in page.get_by_role("row").filter(has_text="docs-vpc").inner_text()
+    page.get_by_role("row").filter(has_text="docs-vpc").get_by_role("button", name="Delete").click()
+    page.get_by_role("dialog", name="Delete VPC").get_by_role("button", name="OK").click()
+    assert page.get_by_role("row").filter(has_text="docs-vpc").count() == 0
+    page.get_by_label("Region").select_option(label="China (Hangzhou)")
+
+
+def test_vpc_create_rejects_bad_cidr_in_page(page, sandbox):
+    page.goto(f"{sandbox.url}/console/vpc/vpc/create")
+    page.get_by_label("IPv4 CIDR Block").fill("10.0.0.0/99")
+    page.get_by_role("button", name="OK").click()
+    assert "not a valid CIDR block" in page.get_by_role("alert").inner_text()
+
+
+def test_oss_bucket_settings(page, sandbox):
+    nav(page, sandbox, "oss")
+    page.get_by_role("link", name="Buckets").click()
+    page.get_by_role("button", name="Create Bucket").click()
+    dialog = page.get_by_role("dialog", name="Create Bucket")
+    dialog.get_by_label("Bucket Name").fill("docverify-test-bucket")
+    dialog.get_by_role("radio", name="Public Read", exact=True).check()
+    dialog.get_by_role("button", name="OK").click()
+    page.get_by_role("link", name="docverify-test-bucket").click()
+    page.get_by_role("tab", name="Basic Settings").click()
+    page.get_by_role("region", name="Static Pages").get_by_role("button", name="Configure").click()
+    dialog = page.get_by_role("dialog", name="Static Pages")
+    dialog.get_by_label("Default Homepage").fill("index.html")
+    dialog.get_by_role("radio", name="Enable").check()
+    dialog.get_by_role("button", name="Save").click()
+    assert "index.html" in page.get_by_role("region", name="Static Pages").inner_text()
+    page.get_by_role("region", name="Bucket Tag").get_by_role("button", name="Configure").click()
+    page.get_by_role("dialog", name="Bucket Tag").get_by_label("Bucket Tag").fill("owner=docs")
+    page.get_by_role("dialog", name="Bucket Tag").get_by_role("button", name="Save").click()
+    page.get_by_role("button", name="Delete Bucket").click()
+    page.get_by_role("dialog", name="Delete Bucket").get_by_role("button", name="OK").click()
+    assert page.get_by_role("link", name="docverify-test-bucket").count() == 0
+
+
+def test_ram_user_accesskey_and_group(page, sandbox):
+    nav(page, sandbox, "ram")
+    page.get_by_role("link", name="Users").click()
+    page.get_by_role("button", name="Create User").click()
+    page.get_by_label("Logon Name").fill("writer")
+    page.get_by_label("Display Name").fill("Tech Writer")
+    page.get_by_role("checkbox", name="Console Access").check()
+    page.get_by_label("Password", exact=True).fill("Writer-Passw0rd")
+    page.get_by_role("button", name="OK").click()
+    page.get_by_role("link", name="writer", exact=True).click()
+    page.get_by_role("button", name="Create AccessKey").click()
+    dialog = page.get_by_role("dialog", name="Create AccessKey")
+    assert "AccessKeySecret" in dialog.inner_text()
+    dialog.get_by_role("button", name="Close").click()
+    assert page.get_by_role("table", name="User AccessKeys").get_by_role("row").count() == 2
+    page.get_by_role("link", name="Groups").click()
+    page.get_by_role("button", name="Create Group").click()
+    dialog = page.get_by_role("dialog", name="Create Group")
+    dialog.get_by_label("Group Name").fill("writers")
+    dialog.get_by_label("Note").fill("docs team")
+    dialog.get_by_role("button", name="OK").click()
+    row = page.get_by_role("row").filter(has_text="docs team")
+    row.get_by_role("button", name="Delete").click()
+    page.get_by_role("dialog", name="Delete Group").get_by_role("button", name="OK").click()
+    assert page.get_by_role("row").filter(has_text="docs team").count() == 0
+
+
+def test_eip_create_bind_release(page, sandbox):
+    nav(page, sandbox, "eip")
+    page.get_by_role("button", name="Create EIP").click()
+    page.get_by_label("Name", exact=True).fill("docs-eip")
+    page.get_by_role("button", name="Buy Now").click()
+    row = page.get_by_role("row").filter(has_text="docs-eip")
+    row.get_by_role("button", name="Bind Resource").click()
+    dialog = page.get_by_role("dialog", name="Bind Elastic IP Address to Resources")
+    dialog.get_by_role("radio", name="ECS Instance").check()
+    dialog.get_by_label("Select an instance to bind").select_option(index=1)
+    dialog.get_by_role("button", name="OK").click()
+    row = page.get_by_role("row").filter(has_text="docs-eip")
+    assert "In Use" in row.inner_text()
+    row.get_by_role("button", name="Unbind").click()
+    page.get_by_role("dialog", name="Unbind EIP").get_by_role("button", name="OK").click()
+    open_menu(page.get_by_role("row").filter(has_text="docs-eip"), "More", "Release")
+    page.get_by_role("dialog", name="Release EIP").get_by_role("button", name="OK").click()
+    assert page.get_by_role("row").filter(has_text="docs-eip").count() == 0
+
+
+def test_actiontrail_event_query_shows_console_operations(page, sandbox):
+    nav(page, sandbox, "vpc")
+    page.get_by_role("button", name="Create VPC").click()
+    page.get_by_label("IPv4 CIDR Block").fill("192.168.0.0/16")
+    page.get_by_role("button", name="OK").click()
+    nav(page, sandbox, "actiontrail")
+    page.get_by_role("link", name="Event Detail Query").click()
+    page.get_by_label("Lookup Attribute").select_option(label="Service Name")
+    page.get_by_label("Value").fill("Vpc")
+    page.get_by_role("button", name="Search").click()
+    table = page.get_by_role("table", name="Events")
+    assert "CreateVpc" in table.inner_text()
+    table.locator("summary", has_text="Event Detail").first.click()
+    assert '"eventType": "ConsoleOperation"' in table.inner_text()
+
+
+def test_signin_failure_and_signin_event(browser, sandbox, account, trail_client):
+    ctx = browser.new_context()
+    p = ctx.new_page()
+    p.goto(sandbox.url + "/console")
+    p.get_by_label("User Name").fill(f"{account.admin_user}@{account.alias}.onaliyun.com")
+    p.get_by_label("Password").fill("wrong")
+    p.get_by_role("button", name="Log On").click()
+    assert "incorrect" in p.get_by_role("alert").inner_text()
+    ctx.close()
+    from alibabacloud_actiontrail20200706 import models
+
+    body = trail_client.lookup_events(models.LookupEventsRequest(lookup_attribute=[
+        models.LookupEventsRequestLookupAttribute(key="EventName", value="ConsoleSignin")])).body
+    assert any(e.get("errorCode") == "InvalidPassword" for e in body.events)
+
+
+def test_eight_concurrent_contexts(browser, chromium, sandbox, account):
+    """8 browser contexts create VPCs at once; every one exists afterwards, ids unique."""
+    import asyncio
+
+    from playwright.async_api import async_playwright
+
+    from docverify.browser import CHROMIUM_ARGS
+
+    root = SandboxClient(sandbox.url, account.access_key_id, account.access_key_secret)
+    root.call("ResetAccount", "sandbox")
+
+    async def one(b, n):
+        ctx = await b.new_context()
+        p = await ctx.new_page()
+        await p.goto(sandbox.url + "/signin")
+        await p.get_by_label("User Name").fill(f"{account.admin_user}@{account.alias}.onaliyun.com")
+        await p.get_by_label("Password").fill(account.admin_password)
+        await p.get_by_role("button", name="Log On").click()
+        await p.wait_for_url("**/console")
+        for k in range(2):
+            await p.goto(sandbox.url + "/console/vpc/vpc/create")
+            await p.get_by_label("Name", exact=True).fill(f"conc-{n}-{k}")
+            await p.get_by_label("IPv4 CIDR Block").fill("10.0.0.0/8")
+            await p.get_by_role("button", name="OK").click()
+            await p.get_by_role("status").wait_for()
+        await ctx.close()
+
+    async def main():
+        async with async_playwright() as pw:
+            b = await pw.chromium.launch(executable_path=chromium.path, args=list(CHROMIUM_ARGS))
+            await asyncio.gather(*(one(b, n) for n in range(8)))
+            await b.close()
+
+    import threading
+
+    errors = []
+    # the session's sync Playwright owns this thread's event loop: run the async one in a thread
+    worker = threading.Thread(target=lambda: errors.extend(_capture(lambda: asyncio.run(main()))))
+    worker.start()
+    worker.join(timeout=120)
+    assert not errors, errors
+    vpcs = root.call("DescribeVpcs", "2016-04-28", {"RegionId": "cn-hangzhou", "PageSize": "100"})["Vpcs"]["Vpc"]
+    names = sorted(v["VpcName"] for v in vpcs if v["VpcName"].startswith("conc-"))
+    assert names == sorted(f"conc-{n}-{k}" for n in range(8) for k in range(2))
+    assert len({v["VpcId"] for v in vpcs}) == len(vpcs)
+
+
+def _capture(fn):
+    try:
+        fn()
+    except Exception as exc:  # reported by the test
+        return [exc]
+    return []
+
+
+def test_release_2026_renders_the_changes(browser, account):
+    """Docs written for 2021 meet the 2026 console: renamed button, split wizard step, moved menu."""
+    from docverify_sandbox.console import SandboxConsole
+
+    from tests.sandbox.conftest import login
+
+    with SandboxConsole(SandboxConsole.Options(latency_ms=0, release="2026-03")).start() as ep:
+        ctx = browser.new_context()
+        p = ctx.new_page()
+        p.set_default_timeout(10_000)
+        login(p, ep.url, f"{account.admin_user}@{account.alias}.onaliyun.com", account.admin_password)
+        p.goto(ep.url + "/console/ecs/instance")
+        assert p.get_by_role("button", name="Create Instance", exact=True).count() == 0
+        p.get_by_role("button", name="Create ECS Instance").click()
+        assert p.get_by_role("button", name="Next: Networking").count() == 0
+        assert p.get_by_role("button", name="Next: Image and Storage").is_visible()
+        nav = p.get_by_role("navigation", name="Elastic Compute Service navigation")
+        group = nav.locator("details").filter(has=p.get_by_role("link", name="Security Groups"))
+        assert group.locator("summary").inner_text() == "Network"
+        ctx.close()
