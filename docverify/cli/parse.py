@@ -9,7 +9,7 @@ import click
 
 from docverify.cli import CONTEXT_SETTINGS, get_app
 from docverify.errors import ExitCode
-from docverify.spec.model import Procedure, Severity, Step
+from docverify.spec.model import Action, Procedure, Severity, Step
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -72,7 +72,7 @@ def parse(ctx: click.Context, paths: tuple[str, ...], as_json: bool, as_yaml: bo
     if not as_json and not as_yaml:
         warnings = len(diagnostics) - errors
         click.echo(
-            f"{len(procedures)} procedures in {len(files)} files"
+            f"{_count(len(procedures), 'procedure')} in {_count(len(files), 'file')}"
             f" ({errors} errors, {warnings} warnings)",
             err=True,
         )
@@ -118,18 +118,31 @@ def _print_table(procedures: list[Procedure], with_steps: bool) -> None:
 
 
 def _step_lines(steps: list[Step], depth: int = 0) -> list[str]:
+    """``3. L25 click "Create Bucket"; fill "Bucket Name" = docs`` per step, indented by depth."""
     lines = []
     for step in steps:
-        detail = step.intent.value
-        if step.menu_paths:
-            detail += " " + " | ".join(" > ".join(path) for path in step.menu_paths)
-        elif step.labels:
-            detail += " " + ", ".join(step.labels)
-        if step.fields:
-            detail += f" [{len(step.fields)} fields]"
-        lines.append(f"{'  ' * depth}{step.number}. L{step.line} {detail}")
+        actions = "; ".join(_describe_action(action) for action in step.actions) or step.intent.value
+        fields = f" [{len(step.fields)} fields]" if step.fields else ""
+        lines.append(f"{'  ' * depth}{step.number}. L{step.line} {actions}{fields}")
         lines.extend(_step_lines(step.substeps, depth + 1))
         for alternative in step.alternatives:
             lines.append(f"{'  ' * (depth + 1)}- {alternative.title} (L{alternative.line})")
             lines.extend(_step_lines(alternative.steps, depth + 2))
     return lines
+
+
+def _describe_action(action: Action) -> str:
+    text = action.intent.value
+    if action.path:
+        text += " " + " > ".join(action.path)
+    elif action.target:
+        text += f' "{action.target}"'
+    if action.value is not None:
+        text += f" = {action.value}"
+    if action.url:
+        text += f" <{action.url}>"
+    return text
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"

@@ -116,6 +116,9 @@ ENGLISH = _rules(
     (Intent.FILL, ("box", "field"), r"\b(?:in|into)\s+the\s+(?P<box>[\w\- ]{1,30}?\s(?:box|field)),\s*(?:enter|type|input)\s+" + _value("value")),
     (Intent.FILL, ("enter", "type", "input", "specify", "paste"), r"\b(?:enter|type|input|specify|paste)\s+" + _token_value("value") + r"\s+(?:(?:in|into)\s+the|for(?:\s+the)?)\s+" + _label("target")
      + r"(?:\s+(?:field|box|text\s+box))?"),
+    # "... in the **A** field and docs in the **B** field": the second of two fills
+    (Intent.FILL, ("field", "box"), r"(?:,\s*|\band\s+)(?:" + _emph("value") + r"|(?P<value_p>[^\s" + _B + LINK_OPEN + r",.;]+(?:\s+[^\s" + _B + LINK_OPEN + r",.;]+){0,3}?))\s+(?:in|into)\s+the\s+" + _label("target")
+     + r"\s+(?:field|box|text\s+box)"),
     (Intent.SELECT_REGION, ("region",), r"\b(?:select|choose|switch\s+to|change)\s+(?:the\s+)?" + _emph("value") + r"\s+region\b"),
     (Intent.SELECT_REGION, ("region",), r"\b(?:select|choose|switch\s+to)\s+(?:a|an|the|your)?\s*(?:target\s+|desired\s+|required\s+|appropriate\s+|aws\s+)?region\b"),
     (Intent.TOGGLE, ("turn", "switch", "toggle"), r"\b(?:turn|switch|toggle)\s+(?P<state>on\s+or\s+off|off\s+or\s+on|on|off)\s+(?:the\s+)?" + _label("target")),
@@ -134,6 +137,8 @@ ENGLISH = _rules(
     (Intent.SELECT, ("set",), r"\bset\s+" + _label("target") + r"\s+to\s+" + _token_value("value")),
     (Intent.SELECT, ("set",), r"\bset\s+(?P<box>[A-Z][\w\-]*(?:\s[\w\-]+){0,4}?)\s+to\s+" + _emph("value")),
     (Intent.SELECT, ("select", "choose", "pick"), r"\b(?:select|choose|pick)\s+(?:the\s+)?" + _label("value") + r"\s+(?:from|in|for|under)\s+(?:the\s+)?" + _label("target")),
+    (Intent.SELECT, ("drop-down", "list", "menu"), r"\b(?:select|choose|pick)\s+" + _value("value") + r"\s+(?:from|in)\s+the\s+" + _label("target")
+     + r"\s+(?:drop-?down(?:\s+list|\s+menu)?|list|menu)"),
     (Intent.SELECT, ("either",), r"\b(?:select|choose)\s+either\s+" + _LN + r"\s+or\s+" + _LN),
     (Intent.FILL, ("enter", "type", "input", "specify", "paste"), r"(?<!" + _B + r")\b(?:enter|type|input|specify|paste)\s+(?:the\s+|a\s+|an\s+)?" + _emph("value")),
     (Intent.VERIFY, ("check", "verify", "confirm", "ensure", "make sure"), r"\b(?:check|verify|confirm|ensure|make\s+sure)\s+(?:that|whether|if)\b"),

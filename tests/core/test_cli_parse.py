@@ -28,7 +28,7 @@ def test_table_lists_example_procedures(runner):
     assert result.exit_code == 0, result.output
     for procedure_id in ("oss-create-bucket", "ram-create-user", "ram-delete-user"):
         assert procedure_id in result.stdout
-    assert "procedures in 3 files (0 errors, 0 warnings)" in result.stderr
+    assert "4 procedures in 3 files (0 errors, 0 warnings)" in result.stderr
 
 
 def test_json_has_steps_with_doc_lines(runner):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from docverify.browser import CHROMIUM_ARGS
+from sandbox_helpers import login, sdk_config
 
 from docverify_sandbox.client import SandboxClient
 from docverify_sandbox.console import SandboxConsole
@@ -38,13 +39,6 @@ def root_client(sandbox, account):
     return SandboxClient(sandbox.url, account.access_key_id, account.access_key_secret)
 
 
-def sdk_config(endpoint, ak, secret, **kw):
-    from alibabacloud_tea_openapi import models as open_api_models
-
-    return open_api_models.Config(access_key_id=ak, access_key_secret=secret,
-                                  endpoint=endpoint.audit_url, protocol="http", **kw)
-
-
 @pytest.fixture()
 def trail_client(sandbox, account):
     from alibabacloud_actiontrail20200706.client import Client
@@ -73,11 +67,3 @@ def page(browser, sandbox, account):
     login(p, sandbox.url, f"{account.admin_user}@{account.alias}.onaliyun.com", account.admin_password)
     yield p
     context.close()
-
-
-def login(p, url, user, password):
-    p.goto(url + "/signin")
-    p.get_by_label("User Name").fill(user)
-    p.get_by_label("Password").fill(password)
-    p.get_by_role("button", name="Log On").click()
-    p.wait_for_url("**/console")

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from tests.sandbox.conftest import sdk_config
+from sandbox_helpers import sdk_config
 
 ECS = "2014-05-26"
 

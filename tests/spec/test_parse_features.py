@@ -594,3 +594,25 @@ def test_front_matter_values_and_bad_yaml() -> None:
     unterminated = parse("---\ntitle: x\n\n1. Click **OK**.\n")
     assert [(d.severity, d.line) for d in unterminated.diagnostics] == [(Severity.WARNING, 1)]
     assert unterminated.procedures
+
+
+def test_two_inline_values_in_one_sentence_are_two_fills() -> None:
+    procedure = only_procedure(
+        "1. In the **User Account Information** section, enter docverify-user in the **Logon Name** field"
+        " and Docverify User in the **Display Name** field.\n"
+    )
+    step = procedure.steps[0]
+    assert [(a.intent, a.target, a.value) for a in step.actions] == [
+        (Intent.FILL, "Logon Name", "docverify-user"),
+        (Intent.FILL, "Display Name", "Docverify User"),
+    ]
+    assert [(f.name, f.value) for f in step.fields] == [("Logon Name", "docverify-user"), ("Display Name", "Docverify User")]
+
+
+def test_select_from_a_drop_down_list_names_the_list() -> None:
+    procedure = only_procedure(
+        "1. Select the VPC from the **Network** drop-down list.\n2. Select cn-hangzhou from the **Region** list.\n"
+    )
+    first, second = (step.actions[0] for step in procedure.steps)
+    assert (first.intent, first.target, first.value) == (Intent.SELECT, "Network", None)
+    assert (second.intent, second.target, second.value) == (Intent.SELECT, "Region", "cn-hangzhou")
