@@ -2,7 +2,7 @@
 
 Targets (issue 3): reset < 200 ms, median page < 50 ms, start < 2 s.
 
-    PYTHONPATH=plugins python benchmark/sandbox_bench.py [--rounds 30]
+    python benchmark/sandbox_bench.py [--rounds 30]
 """
 
 from __future__ import annotations
