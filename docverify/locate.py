@@ -1,0 +1,155 @@
+"""Find a doc's UI label among a page's accessible elements.
+
+The executor observes a page as an accessibility snapshot (Playwright's
+``aria_snapshot(mode="ai")``): one line per element with its role, accessible name
+and a stable ``ref``. :func:`locate` looks a label up in three tiers, and says which
+tier matched, because that is the difference between PASS and DRIFT:
+
+1. exact — the accessible name is the doc's label;
+2. normalized — equal after case, width, whitespace and punctuation are normalized
+   ("Network & Security" = "network and security");
+3. close — similar enough to be the same control renamed ("Create Instance" ->
+   "Create ECS Instance"); the caller follows it and records a finding.
+
+No match returns the nearest names, for an "element not found" finding.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class MatchKind(StrEnum):
+    EXACT = "exact"
+    NORMALIZED = "normalized"
+    CLOSE = "close"
+
+
+@dataclass(frozen=True)
+class Element:
+    """One line of an accessibility snapshot."""
+
+    role: str
+    name: str
+    ref: str | None  #: "e12": the handle to act on (``aria-ref=e12``)
+    ancestors: tuple[str, ...] = ()  #: enclosing roles, outermost first
+    attributes: tuple[str, ...] = ()  #: "checked", "selected", "disabled", "level=1"...
+
+    @property
+    def in_dialog(self) -> bool:
+        return "dialog" in self.ancestors or "alertdialog" in self.ancestors
+
+
+@dataclass(frozen=True)
+class Located:
+    """The outcome of a lookup: the element (if any), how it matched, the nearest names."""
+
+    element: Element | None
+    kind: MatchKind | None
+    nearest: tuple[str, ...] = ()
+
+
+#: Roles that fit an intent, in order of preference.
+CLICKABLE = ("button", "link", "menuitem", "tab", "treeitem", "option", "radio", "checkbox", "switch", "cell")
+FILLABLE = ("textbox", "searchbox", "spinbutton", "combobox")
+SELECTABLE = ("combobox", "listbox", "radio", "option", "tab", "button")
+TOGGLEABLE = ("checkbox", "switch", "radio", "button")
+
+#: Similarity (0..1) from which a differently worded name counts as the same control.
+CLOSE_THRESHOLD = 0.8
+
+_LINE = re.compile(
+    r'^(?P<indent>\s*)- (?P<role>[a-zA-Z]+)(?: "(?P<name>(?:[^"\\]|\\.)*)")?(?P<attrs>(?: \[[^\]]*\])*):?(?: (?P<text>.*))?$'
+)
+_ATTR = re.compile(r"\[([^\]]*)\]")
+_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def parse_snapshot(snapshot: str) -> list[Element]:
+    """Elements of an ``aria_snapshot(mode="ai")`` text, in document order."""
+    elements: list[Element] = []
+    stack: list[tuple[int, str]] = []  # (indent, role) of open ancestors
+    for line in snapshot.splitlines():
+        match = _LINE.match(line)
+        if match is None:
+            continue
+        indent = len(match["indent"])
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        role = match["role"]
+        attributes = tuple(_ATTR.findall(match["attrs"] or ""))
+        ref = next((a[4:] for a in attributes if a.startswith("ref=")), None)
+        name = _unescape(match["name"]) if match["name"] is not None else ""
+        if role != "text" and not name and match["text"] and not match["text"].startswith(("- ", '"')):
+            name = match["text"].strip()
+        elements.append(
+            Element(role, name, ref, tuple(r for _, r in stack), tuple(a for a in attributes if not a.startswith("ref=")))
+        )
+        stack.append((indent, role))
+    return elements
+
+
+def normalize(label: str) -> str:
+    """Case-, width-, whitespace- and punctuation-insensitive form of a label."""
+    text = unicodedata.normalize("NFKC", label).casefold().replace("&", " and ")
+    return " ".join(_NON_WORD.sub(" ", text).split())
+
+
+def similarity(a: str, b: str) -> float:
+    """How alike two labels are (0..1) once normalized; a label whose words all
+    appear, in order, in the other counts as close too ("Create Instance" in
+    "Create ECS Instance")."""
+    left, right = normalize(a), normalize(b)
+    if not left or not right:
+        return 0.0
+    ratio = difflib.SequenceMatcher(None, left, right, autojunk=False).ratio()
+    short, long = sorted((left.split(), right.split()), key=len)
+    if len(short) >= 2 and len(long) - len(short) <= 2 and _in_order(short, long):
+        ratio = max(ratio, CLOSE_THRESHOLD)
+    return ratio
+
+
+def locate(label: str, elements: Sequence[Element], roles: Collection[str] | None = None) -> Located:
+    """Find ``label`` among ``elements`` (restricted to ``roles`` when given; the
+    order of ``roles`` is the preference). Elements in an open dialog win over the
+    page behind it, then document order."""
+    pool = [e for e in elements if e.name and (roles is None or e.role in roles)]
+    if not pool:
+        return Located(None, None)
+    rank = {role: index for index, role in enumerate(roles or ())}
+
+    def best(found: list[Element]) -> Element:
+        return min(found, key=lambda e: (not e.in_dialog, rank.get(e.role, len(rank)), pool.index(e)))
+
+    exact = [e for e in pool if e.name == label or e.name.strip() == label.strip()]
+    if exact:
+        return Located(best(exact), MatchKind.EXACT)
+    wanted = normalize(label)
+    same = [e for e in pool if normalize(e.name) == wanted]
+    if same:
+        return Located(best(same), MatchKind.NORMALIZED)
+    scored = sorted(((similarity(label, e.name), index, e) for index, e in enumerate(pool)), key=lambda t: (-t[0], t[1]))
+    nearest = tuple(dict.fromkeys(e.name for _, _, e in scored[:5]))[:3]
+    top = [e for score, _, e in scored if score >= CLOSE_THRESHOLD and score == scored[0][0]]
+    if top:
+        return Located(best(top), MatchKind.CLOSE, nearest)
+    return Located(None, None, nearest)
+
+
+def _in_order(needles: list[str], haystack: list[str]) -> bool:
+    position = 0
+    for word in needles:
+        try:
+            position = haystack.index(word, position) + 1
+        except ValueError:
+            return False
+    return True
+
+
+def _unescape(name: str) -> str:
+    return re.sub(r"\\(.)", r"\1", name)
