@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-
-
-def corpus_root() -> Path | None:
-    """../shared/corpus beside the checkout, or DOCVERIFY_CORPUS."""
-    given = os.environ.get("DOCVERIFY_CORPUS")
-    root = Path(given) if given else REPO.parent / "shared" / "corpus"
-    return root if root.is_dir() else None
+from corpus_location import corpus_root
 
 
 @pytest.fixture(scope="session")

@@ -6,19 +6,11 @@ need it skip with a reason when it is absent.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def real_docs_root() -> Path | None:
-    configured = os.environ.get("DOCVERIFY_CORPUS")
-    root = Path(configured) if configured else REPO.parent / "shared" / "corpus"
-    folder = root / "real-docs"
-    return folder if folder.is_dir() else None
+from corpus_location import real_docs_root
 
 
 @pytest.fixture(scope="session")

@@ -9,9 +9,8 @@ import pytest
 
 from docverify.spec.model import Severity
 from docverify.spec.parser import parse_file, parse_paths
+from corpus_location import real_docs_root
 from tests_spec_helpers import all_lines
-
-from conftest import real_docs_root
 
 _ROOT = real_docs_root()
 DOCUMENTS = sorted(_ROOT.rglob("*.md")) if _ROOT else []
