@@ -6,6 +6,7 @@ raises :class:`~docverify.errors.DocverifyError` subclasses.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import traceback
@@ -44,8 +45,7 @@ class DocverifyGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in BUILTIN_COMMANDS:
             module_name, attribute = BUILTIN_COMMANDS[name].split(":")
-            module = __import__(module_name, fromlist=[attribute])
-            return getattr(module, attribute)
+            return getattr(importlib.import_module(module_name), attribute)
         commands = _app(ctx).plugins.registry("commands")
         return commands.get(name) if name in commands else None
 

@@ -8,7 +8,7 @@ import sys
 import click
 
 from docverify.cli import CONTEXT_SETTINGS, get_app
-from docverify.errors import ExitCode
+from docverify.errors import ExitCode, NoProceduresError
 from docverify.spec.model import Action, Procedure, Severity, Step
 
 
@@ -79,8 +79,9 @@ def parse(ctx: click.Context, paths: tuple[str, ...], as_json: bool, as_yaml: bo
     if errors:
         return ExitCode.USAGE
     if not procedures:
-        click.echo("no procedures found (a procedure is an ordered list of steps)", err=True)
-        return ExitCode.NO_PROCEDURES
+        raise NoProceduresError(
+            f"no procedures found in {', '.join(paths)}", hint="a procedure is an ordered list of steps"
+        )
     return ExitCode.OK
 
 
