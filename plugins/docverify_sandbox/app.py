@@ -375,7 +375,14 @@ class Pages:
                 return None
             ident = qp.get("id") or (rec["id"] if rec else None)
             action = res["actions"][do]
-            return self._action_dialog(product, target_rtype, ident, do, action)
+            values = {}
+            if action.get("form") and ident:
+                # an edit dialog opens with the resource's current values, as the console's do
+                rows = self.sb.store.find(caller.account_id, product["key"], target_rtype, id=ident)
+                if rows:
+                    item = self.sb.engine.serialize(product["key"], target_rtype, rows[0])
+                    values = {k: v for k, v in item.items() if isinstance(v, str)}
+            return self._action_dialog(product, target_rtype, ident, do, action, values=values)
         return None
 
     def _create_dialog(self, product, rtype, parent_id, values=None, errors=None, error=None):
@@ -532,6 +539,11 @@ class Pages:
 
     def _wizard(self, request, session, product, res, rtype, values, form, caller, region) -> Response:
         create = res["create"]
+        if res.get("parent") and request.method == "GET":
+            # the parent's detail page opens the wizard with the parent id in the query
+            pparam = res.get("parent_param") or product["resources"][res["parent"]]["id_param"]
+            if request.query_params.get(pparam):
+                values[pparam] = request.query_params[pparam]
         steps = list(create["steps"].items())
         keys = [k for k, _ in steps]
         current = form.get("_step") or request.query_params.get("step") or keys[0]

@@ -149,3 +149,24 @@ def test_bad_input_never_500(sandbox, client):
     status, body = post(b"", {"Authorization": "ACS3-HMAC-SHA256 garbage", "x-acs-action": "DescribeVpcs",
                               "x-acs-version": VPC})
     assert status == 400 and body["Code"] == "IncompleteSignature"
+
+
+def test_alb_and_kms_operations(client):
+    alb, kms = "2020-06-16", "2016-01-20"
+    vpc = client.call("DescribeVpcs", VPC, {"RegionId": "cn-hangzhou"})["Vpcs"]["Vpc"][0]["VpcId"]
+    lb = client.call("CreateLoadBalancer", alb, {"RegionId": "cn-hangzhou", "VpcId": vpc, "ZoneId": "cn-hangzhou-h",
+                                                 "LoadBalancerName": "api-alb"})["LoadBalancerId"]
+    lsn = client.call("CreateListener", alb, {"RegionId": "cn-hangzhou", "LoadBalancerId": lb,
+                                              "ListenerPort": "80"})["ListenerId"]
+    e = err(client.call, "StartListener", alb, {"RegionId": "cn-hangzhou", "ListenerId": lsn})
+    assert e.code == "IncorrectStatus.Listener"
+    lbs = client.call("ListLoadBalancers", alb, {"RegionId": "cn-hangzhou"})["LoadBalancers"]
+    assert [x["LoadBalancerStatus"] for x in lbs if x["LoadBalancerId"] == lb] == ["Active"]
+    client.call("DeleteLoadBalancer", alb, {"RegionId": "cn-hangzhou", "LoadBalancerId": lb})
+    key = client.call("CreateKey", kms, {"RegionId": "cn-hangzhou", "Description": "api key"})["KeyMetadata"]
+    assert key["KeyState"] == "Enabled" and key["KeyId"].startswith("key-")
+    client.call("ScheduleKeyDeletion", kms, {"RegionId": "cn-hangzhou", "KeyId": key["KeyId"], "PendingWindowInDays": "7"})
+    e = err(client.call, "DisableKey", kms, {"RegionId": "cn-hangzhou", "KeyId": key["KeyId"]})
+    assert e.code == "Forbidden.KeyStateConflict"
+    e = err(client.call, "DescribeKey", kms, {"RegionId": "cn-hangzhou", "KeyId": "key-missing"})
+    assert e.code == "Forbidden.KeyNotFound"

@@ -303,3 +303,184 @@ def test_release_2026_renders_the_changes(browser, account):
         group = nav.locator("details").filter(has=p.get_by_role("link", name="Security Groups"))
         assert group.locator("summary").inner_text() == "Network"
         ctx.close()
+
+
+def row_of(page, text):
+    return page.get_by_role("row").filter(has_text=text)
+
+
+def confirm(page, title, button="OK"):
+    page.get_by_role("dialog", name=title).get_by_role("button", name=button).click()
+
+
+def test_nat_gateway_create_edit_delete(page, sandbox):
+    nav(page, sandbox, "nat")
+    page.get_by_role("button", name="Create NAT Gateway").click()
+    page.get_by_label("VPC ID").select_option(index=1)
+    page.get_by_label("VSwitch ID").select_option(index=1)
+    page.get_by_label("Instance Name").fill("docs-nat")
+    page.get_by_role("button", name="Buy Now").click()
+    page.get_by_role("button", name="Activate Now").click()
+    assert "Available" in row_of(page, "docs-nat").inner_text()
+    row_of(page, "docs-nat").get_by_role("button", name="Edit").click()
+    page.get_by_role("dialog", name="Edit").get_by_label("Description").fill("egress for docs")
+    confirm(page, "Edit")
+    open_menu(row_of(page, "docs-nat"), "More", "Delete")
+    confirm(page, "Delete Gateway")
+    assert row_of(page, "docs-nat").count() == 0
+
+
+def test_slb_instance_listener_and_release(page, sandbox):
+    nav(page, sandbox, "slb")
+    page.get_by_role("button", name="Create Instance").click()
+    page.get_by_label("Instance name").fill("docs-slb")
+    page.get_by_role("button", name="Buy Now").click()
+    assert "Active" in row_of(page, "docs-slb").inner_text()
+    row_of(page, "docs-slb").get_by_role("link", name="Configure Listener").click()
+    page.get_by_role("button", name="Add Listener").click()
+    page.get_by_label("Listening Port").fill("80")
+    for _ in range(3):
+        page.get_by_role("button", name="Next", exact=True).click()
+    page.get_by_role("button", name="Submit").click()
+    assert "Running" in page.get_by_role("table", name="Listeners").inner_text()
+    nav(page, sandbox, "slb")
+    row_of(page, "docs-slb").get_by_role("button", name="Edit Name").click()
+    page.get_by_role("dialog", name="Edit Name").get_by_label("Instance name").fill("docs-slb-2")
+    confirm(page, "Edit Name")
+    open_menu(row_of(page, "docs-slb-2"), "More", "Release")
+    confirm(page, "Release")
+    assert row_of(page, "docs-slb-2").count() == 0
+
+
+def test_alb_instance_listener_and_delete(page, sandbox):
+    nav(page, sandbox, "alb")
+    page.get_by_role("button", name="Create ALB Instance").click()
+    page.get_by_label("VPC").select_option(index=1)
+    page.get_by_role("radio", name="Standard").check()
+    page.get_by_label("Instance Name").fill("docs-alb")
+    page.get_by_role("button", name="Buy Now").click()
+    page.get_by_role("button", name="Activate Now").click()
+    assert "Active" in row_of(page, "docs-alb").inner_text()
+    row_of(page, "docs-alb").get_by_role("link", name="Create Listener").click()
+    page.get_by_role("button", name="Create Listener").click()
+    page.get_by_label("Listener Port").fill("443")
+    page.get_by_role("radio", name="HTTPS").check()
+    page.get_by_role("button", name="Next", exact=True).click()
+    page.get_by_role("button", name="Next", exact=True).click()
+    page.get_by_role("button", name="Submit").click()
+    listeners = page.get_by_role("table", name="Listeners")
+    assert "443" in listeners.inner_text() and "Running" in listeners.inner_text()
+    listeners.get_by_role("row").filter(has_text="443").get_by_role("button", name="Stop").click()
+    confirm(page, "Stop Listener")
+    assert "Stopped" in page.get_by_role("table", name="Listeners").inner_text()
+    nav(page, sandbox, "alb")
+    row_of(page, "docs-alb").get_by_role("button", name="Edit Name").click()
+    page.get_by_role("dialog", name="Edit Name").get_by_label("Instance Name").fill("docs-alb-2")
+    confirm(page, "Edit Name")
+    open_menu(row_of(page, "docs-alb-2"), "More", "Delete")
+    confirm(page, "Delete Instance")
+    assert row_of(page, "docs-alb-2").count() == 0
+
+
+def test_rds_instance_create_rename_release(page, sandbox):
+    nav(page, sandbox, "rds")
+    page.get_by_role("button", name="Create Instance").click()
+    page.get_by_label("Instance Name").fill("docs-rds")
+    page.get_by_role("button", name="Buy Now").click()
+    assert "Running" in row_of(page, "docs-rds").inner_text()
+    open_menu(row_of(page, "docs-rds"), "More", "Edit Name")
+    page.get_by_role("dialog", name="Edit Name").get_by_label("Instance Name").fill("docs-rds-2")
+    confirm(page, "Edit Name")
+    open_menu(row_of(page, "docs-rds-2"), "More", "Release Instance")
+    confirm(page, "Release Instance")
+    assert row_of(page, "docs-rds-2").count() == 0
+
+
+def test_mongodb_instance_create_rename_release(page, sandbox):
+    nav(page, sandbox, "mongodb")
+    page.get_by_role("button", name="Create Instance").click()
+    page.get_by_label("Instance Name").fill("docs-mongo")
+    page.get_by_role("button", name="Buy Now").click()
+    page.get_by_role("button", name="Create Instance").click()
+    assert "Running" in row_of(page, "docs-mongo").inner_text()
+    row_of(page, "docs-mongo").get_by_role("button", name="Edit Name").click()
+    page.get_by_role("dialog", name="Edit Name").get_by_label("Instance Name").fill("docs-mongo-2")
+    confirm(page, "Edit Name")
+    open_menu(row_of(page, "docs-mongo-2"), "More", "Release")
+    confirm(page, "Release Instance")
+    assert row_of(page, "docs-mongo-2").count() == 0
+
+
+def test_actiontrail_trail_create_enable_modify_delete(page, sandbox):
+    nav(page, sandbox, "actiontrail")
+    page.get_by_role("link", name="Trails").click()
+    page.get_by_role("button", name="Create Trail").click()
+    page.get_by_label("Trail Name").fill("docs-trail")
+    page.get_by_role("button", name="Submit").click()
+    row_of(page, "docs-trail").get_by_role("button", name="Enable Logging").click()
+    confirm(page, "Enable Logging")
+    assert "Enabled" in row_of(page, "docs-trail").inner_text()
+    row_of(page, "docs-trail").get_by_role("button", name="Modify").click()
+    page.get_by_role("dialog", name="Modify Trail").get_by_role("radio", name="Write").check()
+    confirm(page, "Modify Trail")
+    assert "Write" in row_of(page, "docs-trail").inner_text()
+    row_of(page, "docs-trail").get_by_role("button", name="Delete").click()
+    confirm(page, "Delete Trail")
+    assert row_of(page, "docs-trail").count() == 0
+
+
+def test_kms_key_create_disable_schedule_deletion(page, sandbox):
+    nav(page, sandbox, "kms")
+    page.get_by_role("button", name="Create Key").click()
+    dialog = page.get_by_role("dialog", name="Create Key")
+    dialog.get_by_label("Key Type").select_option(label="Aliyun_SM4")
+    dialog.get_by_label("Description").fill("docs-key")
+    dialog.get_by_role("button", name="OK").click()
+    assert "Enabled" in row_of(page, "docs-key").inner_text()
+    row_of(page, "docs-key").get_by_role("button", name="Edit Description").click()
+    page.get_by_role("dialog", name="Edit Description").get_by_label("Description").fill("docs-key-2")
+    confirm(page, "Edit Description")
+    open_menu(row_of(page, "docs-key-2"), "More", "Disable")
+    confirm(page, "Disable Key")
+    assert "Disabled" in row_of(page, "docs-key-2").inner_text()
+    open_menu(row_of(page, "docs-key-2"), "More", "Schedule Key Deletion")
+    page.get_by_role("dialog", name="Schedule Key Deletion").get_by_label("Pending Period (Days)").fill("7")
+    confirm(page, "Schedule Key Deletion")
+    assert "Pending Deletion" in row_of(page, "docs-key-2").inner_text()
+
+
+def test_nat_snat_and_dnat_entries(page, sandbox, account):
+    api = SandboxClient(sandbox.url, account.admin_access_key_id, account.admin_access_key_secret)
+    vsw = api.call("DescribeVSwitches", "2016-04-28", {"RegionId": "cn-hangzhou"})["VSwitches"]["VSwitch"][0]
+    api.call("CreateNatGateway", "2016-04-28", {"RegionId": "cn-hangzhou", "VpcId": vsw["VpcId"],
+                                                "VSwitchId": vsw["VSwitchId"], "Name": "entries-nat"})
+    nav(page, sandbox, "nat")
+    row_of(page, "entries-nat").get_by_role("link", name="Manage").click()
+    page.get_by_role("button", name="Create SNAT Entry").click()
+    dialog = page.get_by_role("dialog", name="Create SNAT Entry")
+    dialog.get_by_label("Select vSwitch").select_option(index=1)
+    dialog.get_by_label("Select Public IP Address").fill("47.96.1.10")
+    dialog.get_by_label("Entry Name").fill("snat-web")
+    dialog.get_by_role("button", name="OK").click()
+    assert "47.96.1.10" in page.get_by_role("table", name="SNAT Entries").inner_text()
+    page.get_by_role("button", name="Create DNAT Entry").click()
+    dialog = page.get_by_role("dialog", name="Create DNAT Entry")
+    dialog.get_by_label("Select Public IP Address").fill("47.96.1.10")
+    dialog.get_by_label("Select Private IP Address").fill("192.168.1.5")
+    dialog.get_by_label("Public Port").fill("8080")
+    dialog.get_by_label("Private Port").fill("80")
+    dialog.get_by_label("Entry Name").fill("dnat-web")
+    dialog.get_by_role("button", name="OK").click()
+    dnat = page.get_by_role("table", name="DNAT Entries")
+    dnat.get_by_role("row").filter(has_text="dnat-web").get_by_role("button", name="Edit").click()
+    page.get_by_role("dialog", name="Edit DNAT Entry").get_by_label("Private Port").fill("8000")
+    confirm(page, "Edit DNAT Entry")
+    assert "8000" in page.get_by_role("table", name="DNAT Entries").inner_text()
+    page.get_by_role("table", name="DNAT Entries").get_by_role("row").filter(has_text="dnat-web") \
+        .get_by_role("button", name="Delete").click()
+    confirm(page, "Delete DNAT Entry")
+    page.get_by_role("table", name="SNAT Entries").get_by_role("row").filter(has_text="snat-web") \
+        .get_by_role("button", name="Delete").click()
+    confirm(page, "Delete SNAT Entry")
+    assert "dnat-web" not in page.get_by_role("table", name="DNAT Entries").inner_text()
+    assert "snat-web" not in page.get_by_role("table", name="SNAT Entries").inner_text()

@@ -62,7 +62,7 @@ def test_cli_products():
     result = CliRunner().invoke(sandbox, ["products", "--json"])
     assert result.exit_code == 0
     data = json.loads(result.output)
-    assert len(data["products"]) == 10
+    assert len(data["products"]) == 12
     result = CliRunner().invoke(sandbox, ["products"])
     assert "RunInstances" in result.output
 
@@ -92,3 +92,13 @@ def test_console_plugin_stops_cleanly():
     with SandboxConsole(SandboxConsole.Options(latency_ms=0)).start() as ep:
         assert ep.release == "2026-03" and ep.audit_url.startswith("127.0.0.1:")
     assert threading.active_count() == before
+
+
+def test_release_2026_changes_alb_and_kms():
+    from docverify_sandbox import catalog
+
+    new = catalog.load("2026-03").products
+    mode = new["alb"]["resources"]["load_balancer"]["fields"]["AddressAllocatedMode"]
+    assert "Fixed" not in mode["options"] and mode["default"] == "Dynamic"
+    assert new["kms"]["resources"]["key"]["fields"]["DKMSInstanceId"]["required"] is True
+    assert {c.product for c in catalog.changelog("2021-06", "2026-03")} >= {"alb", "kms"}

@@ -59,7 +59,7 @@ REGION_ID_CODES: dict[str, str] = {
 }
 ZONE_LETTERS = ("h", "i", "j", "k")
 
-PRODUCT_ORDER = ("ecs", "vpc", "eip", "nat", "oss", "ram", "slb", "rds", "mongodb", "actiontrail")
+PRODUCT_ORDER = ("ecs", "vpc", "eip", "nat", "oss", "ram", "slb", "alb", "rds", "mongodb", "kms", "actiontrail")
 
 
 def zones(region: str) -> dict[str, str]:
