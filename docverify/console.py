@@ -29,9 +29,6 @@ class ConsoleEndpoint:
 class Console(Plugin):
     """Base class of console plugins."""
 
-    def __init__(self, options: Plugin.Options | None = None) -> None:
-        self.options = options if options is not None else self.Options()
-
     def start(self) -> AbstractContextManager[ConsoleEndpoint]:
         """Start (or connect to) the console; leaving the context stops what was started."""
         raise NotImplementedError

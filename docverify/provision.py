@@ -25,8 +25,5 @@ class Provisioned:
 class Provisioner(Plugin):
     """Base class of provisioner plugins."""
 
-    def __init__(self, options: Plugin.Options | None = None) -> None:
-        self.options = options if options is not None else self.Options()
-
     def provision(self, procedure: Any) -> AbstractContextManager[Provisioned]:
         raise NotImplementedError

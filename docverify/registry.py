@@ -29,6 +29,9 @@ class Plugin:
     class Options(BaseModel):
         model_config = ConfigDict(extra="forbid")
 
+    def __init__(self, options: "Plugin.Options | None" = None) -> None:
+        self.options = options if options is not None else self.Options()
+
     @classmethod
     def summary(cls) -> str:
         """One line describing the plugin: its docstring's first line."""
