@@ -104,7 +104,10 @@ def similarity(a: str, b: str) -> float:
     """How alike two labels are (0..1) once normalized; a label whose words all
     appear, in order, in the other counts as close too ("Create Instance" in
     "Create ECS Instance")."""
-    left, right = normalize(a), normalize(b)
+    return _similarity(normalize(a), normalize(b))
+
+
+def _similarity(left: str, right: str) -> float:
     if not left or not right:
         return 0.0
     ratio = difflib.SequenceMatcher(None, left, right, autojunk=False).ratio()
@@ -123,19 +126,21 @@ def locate(label: str, elements: Sequence[Element], roles: Collection[str] | Non
         return Located(None, None)
     rank = {role: index for index, role in enumerate(roles or ())}
 
-    def best(found: list[Element]) -> Element:
-        return min(found, key=lambda e: (not e.in_dialog, rank.get(e.role, len(rank)), pool.index(e)))
+    def best(found: list[tuple[int, Element]]) -> Element:
+        return min(found, key=lambda item: (not item[1].in_dialog, rank.get(item[1].role, len(rank)), item[0]))[1]
 
-    exact = [e for e in pool if e.name == label or e.name.strip() == label.strip()]
+    wanted = label.strip()
+    exact = [(i, e) for i, e in enumerate(pool) if e.name.strip() == wanted]
     if exact:
         return Located(best(exact), MatchKind.EXACT)
     wanted = normalize(label)
-    same = [e for e in pool if normalize(e.name) == wanted]
+    names = [normalize(e.name) for e in pool]
+    same = [(i, e) for i, e in enumerate(pool) if names[i] == wanted]
     if same:
         return Located(best(same), MatchKind.NORMALIZED)
-    scored = sorted(((similarity(label, e.name), index, e) for index, e in enumerate(pool)), key=lambda t: (-t[0], t[1]))
+    scored = sorted(((_similarity(wanted, names[i]), i, e) for i, e in enumerate(pool)), key=lambda t: (-t[0], t[1]))
     nearest = tuple(dict.fromkeys(e.name for _, _, e in scored[:5]))[:3]
-    top = [e for score, _, e in scored if score >= CLOSE_THRESHOLD and score == scored[0][0]]
+    top = [(i, e) for score, i, e in scored if score >= CLOSE_THRESHOLD and score == scored[0][0]]
     if top:
         return Located(best(top), MatchKind.CLOSE, nearest)
     return Located(None, None, nearest)

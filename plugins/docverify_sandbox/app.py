@@ -98,6 +98,10 @@ async def internal_error(request: Request, exc: Exception) -> Response:
 async def not_found(request: Request, exc: Exception) -> Response:
     if request.url.path == "/":
         return error_response(ApiError("InvalidAction.NotFound", "Specified api is not found.", 404))
+    return page_not_found()
+
+
+def page_not_found() -> Response:
     return HTMLResponse("<h1>Page not found</h1><p role='alert'>The page does not exist.</p>", status_code=404)
 
 
@@ -214,6 +218,17 @@ class Pages:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse("/signin?" + urlencode({"next": target}), status_code=303)
 
+    def resource_page(self, request: Request):
+        """(session, product, resource type) of a resource page, or the Response that
+        answers instead: the sign-in redirect, or 404 for an unknown product/type."""
+        session = self.session(request)
+        if not session:
+            return self.login_redirect(request)
+        product, res = self.lookup(request.path_params["product"], request.path_params["rtype"])
+        if product is None:
+            return page_not_found()
+        return session, product, res
+
     def lookup(self, product_key: str, rtype: str | None = None):
         product = self.cat.products.get(product_key)
         if product is None or (rtype is not None and rtype not in product.get("resources", {})):
@@ -304,12 +319,10 @@ class Pages:
 
     # -------------------------------------------------------------- list
     async def list_page(self, request: Request) -> Response:
-        session = self.session(request)
-        if not session:
-            return self.login_redirect(request)
-        product, res = self.lookup(request.path_params["product"], request.path_params["rtype"])
-        if product is None:
-            return await not_found(request, None)
+        found = self.resource_page(request)
+        if isinstance(found, Response):
+            return found
+        session, product, res = found
         return await run_in_threadpool(self._list, request, session, product, res)
 
     def _rows(self, caller: Caller, product: dict[str, Any], rtype: str, region: str,
@@ -425,11 +438,11 @@ class Pages:
 
     # ------------------------------------------------------------ create
     async def create(self, request: Request) -> Response:
-        session = self.session(request)
-        if not session:
-            return self.login_redirect(request)
-        product, res = self.lookup(request.path_params["product"], request.path_params["rtype"])
-        if product is None or not res.get("create"):
+        found = self.resource_page(request)
+        if isinstance(found, Response):
+            return found
+        session, product, res = found
+        if not res.get("create"):
             return await not_found(request, None)
         form = dict((await request.form()).multi_items()) if request.method == "POST" else {}
         return await run_in_threadpool(self._create, request, session, product, res, form)
@@ -595,12 +608,10 @@ class Pages:
 
     # ------------------------------------------------------------ detail
     async def detail(self, request: Request) -> Response:
-        session = self.session(request)
-        if not session:
-            return self.login_redirect(request)
-        product, res = self.lookup(request.path_params["product"], request.path_params["rtype"])
-        if product is None:
-            return await not_found(request, None)
+        found = self.resource_page(request)
+        if isinstance(found, Response):
+            return found
+        session, product, res = found
         return await run_in_threadpool(self._detail, request, session, product, request.path_params["rtype"],
                                        request.path_params["rid"])
 
@@ -629,11 +640,11 @@ class Pages:
 
     # ------------------------------------------------------------ action
     async def do_action(self, request: Request) -> Response:
-        session = self.session(request)
-        if not session:
-            return self.login_redirect(request)
-        product, res = self.lookup(request.path_params["product"], request.path_params["rtype"])
-        if product is None or request.path_params["action"] not in res.get("actions", {}):
+        found = self.resource_page(request)
+        if isinstance(found, Response):
+            return found
+        session, product, res = found
+        if request.path_params["action"] not in res.get("actions", {}):
             return await not_found(request, None)
         form = dict((await request.form()).multi_items())
         return await run_in_threadpool(self._do_action, request, session, product, res, form)

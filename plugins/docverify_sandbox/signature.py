@@ -75,13 +75,7 @@ def verify(store, *, method: str, path: str, query: dict[str, str], form: dict[s
         if payload_hash != hashlib.sha256(body).hexdigest():
             raise ApiError("SignatureDoesNotMatch", "The request body does not match x-acs-content-sha256.", 400)
         expected = acs3_signature(method, path, query, headers, signed.split(";"), payload_hash, owner["secret"])
-        if not hmac.compare_digest(expected, sig):
-            raise ApiError("SignatureDoesNotMatch", "Specified signature is not matched with our calculation.", 400)
-        nonce = headers.get("x-acs-signature-nonce")
-        if not nonce:
-            raise missing("x-acs-signature-nonce")
-        if not store.use_nonce(nonce):
-            raise ApiError("SignatureNonceUsed", "Specified signature nonce was used already.", 400)
+        _accept(store, expected, sig, headers.get("x-acs-signature-nonce"), "x-acs-signature-nonce")
         return ak, owner
     params = {**query, **form}
     sig = params.pop("Signature", None)
@@ -95,14 +89,18 @@ def verify(store, *, method: str, path: str, query: dict[str, str], form: dict[s
     owner = _owner(store, ak)
     _check_time(params.get("Timestamp"), "Timestamp")
     expected = rpc_signature(params, method, owner["secret"])
-    if not hmac.compare_digest(expected, sig):
+    _accept(store, expected, sig, params.get("SignatureNonce"), "SignatureNonce")
+    return ak, owner
+
+
+def _accept(store, expected: str, given: str, nonce: str | None, nonce_name: str) -> None:
+    """The signature matches and its nonce is fresh (both signing methods)."""
+    if not hmac.compare_digest(expected, given):
         raise ApiError("SignatureDoesNotMatch", "Specified signature is not matched with our calculation.", 400)
-    nonce = params.get("SignatureNonce")
     if not nonce:
-        raise missing("SignatureNonce")
+        raise missing(nonce_name)
     if not store.use_nonce(nonce):
         raise ApiError("SignatureNonceUsed", "Specified signature nonce was used already.", 400)
-    return ak, owner
 
 
 def _owner(store, ak: str) -> dict:
