@@ -85,7 +85,7 @@ class Settings(_Section):
     jobs: int = Field(1, ge=1, le=64, description="procedures run in parallel")
     parse: ParseSettings = Field(default_factory=ParseSettings)
     console: FamilySettings = _family("sandbox")
-    provisioner: FamilySettings = _family("terraform")
+    provisioner: FamilySettings = _family("none")
     executor: FamilySettings = _family("playwright")
     policy: FamilySettings = _family("literal")
     checker: FamilySettings = _family("actiontrail")

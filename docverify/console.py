@@ -14,6 +14,18 @@ from docverify.registry import Plugin
 
 
 @dataclass(frozen=True)
+class LoginForm:
+    """How a browser signs in: a form with a user name and a password field."""
+
+    url: str
+    user: str
+    password: str = field(repr=False)
+    user_label: str = "User Name"  #: the fields' and button's accessible names
+    password_label: str = "Password"
+    submit_label: str = "Log On"
+
+
+@dataclass(frozen=True)
 class ConsoleEndpoint:
     """How to reach a running console."""
 
@@ -23,7 +35,13 @@ class ConsoleEndpoint:
     origins: tuple[str, ...] = ()  #: every origin the browser may reach
     release: str | None = None  #: the UI release it renders, where it has several
     default_region: str = "cn-hangzhou"
-    extra: dict[str, str] = field(default_factory=dict)
+    home: str | None = None  #: where a browser session starts (the console's home page)
+    login: LoginForm | None = None  #: None: no sign-in needed
+    extra: dict[str, str] = field(default_factory=dict, repr=False)
+
+    def describe(self) -> str:
+        """The console for report headers: URL and release."""
+        return f"{self.url}" + (f" (release {self.release})" if self.release else "")
 
 
 class Console(Plugin):

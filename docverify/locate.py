@@ -39,10 +39,24 @@ class Element:
     ref: str | None  #: "e12": the handle to act on (``aria-ref=e12``)
     ancestors: tuple[str, ...] = ()  #: enclosing roles, outermost first
     attributes: tuple[str, ...] = ()  #: "checked", "selected", "disabled", "level=1"...
+    containers: tuple[tuple[str, str], ...] = ()  #: named ancestors as (role, name), outermost first
 
     @property
     def in_dialog(self) -> bool:
         return "dialog" in self.ancestors or "alertdialog" in self.ancestors
+
+    @property
+    def checked(self) -> bool:
+        return "checked" in self.attributes or "checked=true" in self.attributes
+
+    def inside(self, role: str, name: str | None = None) -> bool:
+        """Whether an enclosing element has ``role`` (and ``name``, when given)."""
+        return any(r == role and (name is None or n == name) for r, n in self.containers)
+
+
+def children(elements: Sequence[Element], parent: Element) -> list[Element]:
+    """The elements inside ``parent`` (matched by its role and name)."""
+    return [e for e in elements if (parent.role, parent.name) in e.containers]
 
 
 @dataclass(frozen=True)
@@ -73,7 +87,7 @@ _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 def parse_snapshot(snapshot: str) -> list[Element]:
     """Elements of an ``aria_snapshot(mode="ai")`` text, in document order."""
     elements: list[Element] = []
-    stack: list[tuple[int, str]] = []  # (indent, role) of open ancestors
+    stack: list[tuple[int, str, str]] = []  # (indent, role, name) of open ancestors
     for line in snapshot.splitlines():
         match = _LINE.match(line)
         if match is None:
@@ -88,9 +102,11 @@ def parse_snapshot(snapshot: str) -> list[Element]:
         if role != "text" and not name and match["text"] and not match["text"].startswith(("- ", '"')):
             name = match["text"].strip()
         elements.append(
-            Element(role, name, ref, tuple(r for _, r in stack), tuple(a for a in attributes if not a.startswith("ref=")))
+            Element(role, name, ref, tuple(r for _, r, _ in stack),
+                    tuple(a for a in attributes if not a.startswith("ref=")),
+                    tuple((r, n) for _, r, n in stack if n))
         )
-        stack.append((indent, role))
+        stack.append((indent, role, name))
     return elements
 
 
@@ -103,8 +119,30 @@ def normalize(label: str) -> str:
 def similarity(a: str, b: str) -> float:
     """How alike two labels are (0..1) once normalized; a label whose words all
     appear, in order, in the other counts as close too ("Create Instance" in
-    "Create ECS Instance")."""
-    return _similarity(normalize(a), normalize(b))
+    "Create ECS Instance"), and so does a parenthesised short form ("Access
+    Control List (ACL)" and "ACL")."""
+    return _score(normalize(a), _short_forms(a), normalize(b), b)
+
+
+def _short_forms(label: str) -> frozenset[str]:
+    if "(" not in label and "（" not in label:
+        return frozenset()
+    return frozenset(normalize(form) for form in _forms(label)) - {""}
+
+
+def _score(wanted: str, wanted_forms: frozenset[str], name: str, raw_name: str) -> float:
+    score = _similarity(wanted, name)
+    if score < CLOSE_THRESHOLD and (wanted_forms or "(" in raw_name or "（" in raw_name):
+        if (wanted_forms or {wanted}) & (_short_forms(raw_name) or {name}):
+            return CLOSE_THRESHOLD
+    return score
+
+
+def _forms(label: str) -> list[str]:
+    """A label, its text outside parentheses, and each parenthesised part."""
+    inside = re.findall(r"[(（]([^()（）]+)[)）]", label)
+    outside = re.sub(r"\s*[(（][^()（）]*[)）]\s*", " ", label).strip()
+    return [label, outside, *inside]
 
 
 def _similarity(left: str, right: str) -> float:
@@ -117,7 +155,8 @@ def _similarity(left: str, right: str) -> float:
     return ratio
 
 
-def locate(label: str, elements: Sequence[Element], roles: Collection[str] | None = None) -> Located:
+def locate(label: str, elements: Sequence[Element], roles: Collection[str] | None = None, *,
+           threshold: float = CLOSE_THRESHOLD) -> Located:
     """Find ``label`` among ``elements`` (restricted to ``roles`` when given; the
     order of ``roles`` is the preference). Elements in an open dialog win over the
     page behind it, then document order."""
@@ -138,9 +177,11 @@ def locate(label: str, elements: Sequence[Element], roles: Collection[str] | Non
     same = [(i, e) for i, e in enumerate(pool) if names[i] == wanted]
     if same:
         return Located(best(same), MatchKind.NORMALIZED)
-    scored = sorted(((_similarity(wanted, names[i]), i, e) for i, e in enumerate(pool)), key=lambda t: (-t[0], t[1]))
+    forms = _short_forms(label)
+    scored = sorted(((_score(wanted, forms, names[i], e.name), i, e) for i, e in enumerate(pool)),
+                    key=lambda t: (-t[0], t[1]))
     nearest = tuple(dict.fromkeys(e.name for _, _, e in scored[:5]))[:3]
-    top = [(i, e) for score, i, e in scored if score >= CLOSE_THRESHOLD and score == scored[0][0]]
+    top = [(i, e) for score, i, e in scored if score >= threshold and score == scored[0][0]]
     if top:
         return Located(best(top), MatchKind.CLOSE, nearest)
     return Located(None, None, nearest)

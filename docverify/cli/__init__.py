@@ -21,6 +21,7 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 
 #: built-in commands: name -> "module:attribute", imported only when used
 BUILTIN_COMMANDS = {
+    "check": "docverify.cli.check:check",
     "parse": "docverify.cli.parse:parse",
     "plugins": "docverify.cli.plugins:plugins",
     "config": "docverify.cli.config:config",
@@ -117,12 +118,17 @@ def cli(ctx: click.Context, config_path: str | None) -> None:
 
     \b
     Examples:
+      docverify check examples/docs         # run procedures on the embedded sandbox
       docverify parse docs/                 # what docverify understands of your docs
       docverify parse docs/ --json          # the same, for scripts
       docverify plugins                     # installed plugins and their options
 
     Set DOCVERIFY_DEBUG=1 to see tracebacks.
     """
+    if debug_enabled():
+        import logging
+
+        logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
     _app(ctx)
 
 

@@ -7,7 +7,7 @@ from typing import Iterator
 
 from pydantic import Field
 
-from docverify.console import Console, ConsoleEndpoint
+from docverify.console import Console, ConsoleEndpoint, LoginForm
 from docverify_sandbox.state import DEFAULT_ACCOUNTS
 
 
@@ -22,28 +22,41 @@ class SandboxConsole(Console):
         data_dir: str | None = Field(None, description="directory for the SQLite state; in memory when unset")
         latency_ms: int = Field(300, ge=0, le=60_000, description="time async states take (Pending -> Running)")
         seed: int = Field(0, description="seed of generated ids")
+        url: str | None = Field(
+            None, pattern=r"^https?://[^/\s]+/?$",
+            description="use a sandbox already running there (docverify sandbox serve) instead of starting one")
 
     @contextmanager
     def start(self) -> Iterator[ConsoleEndpoint]:
+        opts = self.options
+        if opts.url:  # served elsewhere: connect, start nothing
+            yield self.endpoint(opts.url.rstrip("/"), opts.release)
+            return
         from docverify_sandbox.server import build_app, running
 
-        opts = self.options
         app = build_app(opts.release, opts.data_dir, opts.latency_ms, opts.seed)
         with running(app, opts.port) as url:
-            host = url.removeprefix("http://")
-            acct = DEFAULT_ACCOUNTS[0]
-            yield ConsoleEndpoint(
-                url=url, api_url=url + "/", audit_url=host, origins=(url,),
-                release=app.state.sandbox.catalog.release.name, default_region="cn-hangzhou",
-                extra={
-                    "account_id": acct.account_id,
-                    "account_alias": acct.alias,
-                    "login_user": f"{acct.admin_user}@{acct.alias}.onaliyun.com",
-                    "login_password": acct.admin_password,
-                    "access_key_id": acct.admin_access_key_id,
-                    "access_key_secret": acct.admin_access_key_secret,
-                    "root_access_key_id": acct.access_key_id,
-                    "root_access_key_secret": acct.access_key_secret,
-                    "signin_url": url + "/signin",
-                },
-            )
+            yield self.endpoint(url, app.state.sandbox.catalog.release.name)
+
+    @staticmethod
+    def endpoint(url: str, release: str | None) -> ConsoleEndpoint:
+        host = url.split("://", 1)[1]
+        acct = DEFAULT_ACCOUNTS[0]
+        return ConsoleEndpoint(
+            url=url, api_url=url + "/", audit_url=host, origins=(url,),
+            release=release, default_region="cn-hangzhou",
+            home=url + "/console",
+            login=LoginForm(url + "/signin", f"{acct.admin_user}@{acct.alias}.onaliyun.com", acct.admin_password),
+            extra={
+                "account_id": acct.account_id,
+                "account_alias": acct.alias,
+                "login_user": f"{acct.admin_user}@{acct.alias}.onaliyun.com",
+                "login_password": acct.admin_password,
+                "access_key_id": acct.admin_access_key_id,
+                "access_key_secret": acct.admin_access_key_secret,
+                "root_access_key_id": acct.access_key_id,
+                "root_access_key_secret": acct.access_key_secret,
+                "signin_url": url + "/signin",
+                "audit_delay_s": "0",  # events are written with the operation: nothing to wait for
+            },
+        )

@@ -1,0 +1,209 @@
+"""``docverify check``: run procedures against a console and report drift on the doc's lines."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from docverify.cli import CONTEXT_SETTINGS, get_app
+from docverify.errors import ExitCode, NoProceduresError, UsageError
+from docverify.spec.model import Procedure, Severity
+from docverify.verdict import FAIL_ON
+
+
+def _csv(values: tuple[str, ...]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+def _options(values: tuple[str, ...]) -> dict[str, object]:
+    """``--set console.sandbox.release=2021-06`` -> {"console.sandbox.release": "2021-06"}."""
+    out: dict[str, object] = {}
+    for value in values:
+        key, sep, raw = value.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set {value!r}: expected KEY=VALUE, e.g. --set console.sandbox.release=2021-06")
+        text = raw.strip()
+        out[key.strip()] = {"true": True, "false": False}.get(text.lower(), text)
+    return out
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-k", "keyword", metavar="EXPR",
+              help="Only procedures whose id or title match, e.g. -k 'bucket and not delete'.")
+@click.option("--changed-since", metavar="GIT_REF", envvar="DOCVERIFY_CHANGED_SINCE",
+              help="Only documents changed since GIT_REF (committed, staged or not). Env: DOCVERIFY_CHANGED_SINCE.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Procedures in parallel (browser contexts). Env: DOCVERIFY_JOBS.")
+@click.option("--policy", help="Policy plugin (default literal). Env: DOCVERIFY_POLICY.")
+@click.option("--console", "console_name", help="Console plugin (default sandbox). Env: DOCVERIFY_CONSOLE.")
+@click.option("--report", "reports", multiple=True, metavar="NAME[,NAME]",
+              help="Extra reports: json, junit, github, html (repeat or comma-separate). Needs --output for files.")
+@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), envvar="DOCVERIFY_OUTPUT",
+              help="Folder for reports, screenshots and traces. Env: DOCVERIFY_OUTPUT.")
+@click.option("--fail-on", "fail_on", default="drift,fail,env", show_default=True, envvar="DOCVERIFY_FAIL_ON",
+              help="Verdicts that fail the run: drift, fail, env (ENV_ERROR/INCONCLUSIVE). Env: DOCVERIFY_FAIL_ON.")
+@click.option("--max-steps", type=click.IntRange(1, 10_000), default=80, show_default=True, envvar="DOCVERIFY_MAX_STEPS",
+              help="Turn budget per procedure. Env: DOCVERIFY_MAX_STEPS.")
+@click.option("--timeout", type=click.FloatRange(1, 86_400), default=300, show_default=True, envvar="DOCVERIFY_TIMEOUT",
+              help="Seconds per procedure. Env: DOCVERIFY_TIMEOUT.")
+@click.option("--headed", is_flag=True, default=None, help="Show the browser window.")
+@click.option("--slow-mo", type=click.IntRange(0, 10_000), metavar="MS", help="Pause after each browser operation.")
+@click.option("--browser-path", type=click.Path(dir_okay=False), envvar="DOCVERIFY_BROWSER",
+              help="Chromium executable. Env: DOCVERIFY_BROWSER.")
+@click.option("--screenshots/--no-screenshots", default=None,
+              help="A screenshot after every action (default: on when the html report is asked for).")
+@click.option("--resume", is_flag=True, help="Skip procedures the last (interrupted) run finished, unless they changed.")
+@click.option("--no-store", is_flag=True, help="Do not keep results in .docverify/results.db.")
+@click.option("--dry-run", is_flag=True, help="Parse and plan only: list what would run, with its success criteria.")
+@click.option("--set", "-O", "settings", multiple=True, metavar="KEY=VALUE",
+              help="Any configuration key, e.g. -O console.sandbox.release=2021-06 (repeatable).")
+@click.pass_context
+def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, changed_since: str | None,
+          jobs: int | None, policy: str | None, console_name: str | None, reports: tuple[str, ...],
+          output: Path | None, fail_on: str, max_steps: int, timeout: float, headed: bool | None,
+          slow_mo: int | None, browser_path: str | None, screenshots: bool | None, resume: bool,
+          no_store: bool, dry_run: bool, settings: tuple[str, ...]) -> int:
+    """Run the procedures under PATHS against a console and report drift, step by step.
+
+    PATH is a Markdown file or a folder (recursive); PATH#ID picks one procedure of a
+    file. Without a configured console, the embedded sandbox console starts on a free
+    port and stops afterwards.
+
+    \b
+    Verdicts: PASS, DRIFT (the doc is wrong), FAIL (goal not reached, no drift),
+    ENV_ERROR (console, browser or provisioning trouble), INCONCLUSIVE.
+    Exit codes: 0 all PASS; 1 DRIFT/FAIL; 2 usage; 3 only ENV_ERROR/INCONCLUSIVE;
+    4 plugin error; 5 no procedures; 130 interrupted (resume with --resume).
+
+    \b
+    Examples:
+      docverify check examples/docs
+      docverify check docs/oss/create-bucket.md#create-a-bucket --headed
+      docverify check docs -k bucket --jobs 4 --report junit,html -o report/
+      docverify check docs --changed-since origin/main --report github
+      docverify check docs -O console.sandbox.release=2021-06
+    """
+    from docverify.run.check import CheckOptions, CheckRun, build_reporters
+    from docverify.run.runner import RunLimits
+    from docverify.run.store import default_store_path
+    from docverify.verdict import exit_code
+
+    fail_on_names = _csv((fail_on,))
+    unknown = [name for name in fail_on_names if name not in FAIL_ON]
+    if unknown:
+        raise UsageError(f"--fail-on {fail_on}: unknown {', '.join(unknown)}; choose from {', '.join(FAIL_ON)}")
+    overrides: dict[str, object] = {"jobs": jobs, "policy.use": policy, "console.use": console_name,
+                                    "executor.playwright.headed": headed,
+                                    "executor.playwright.slow_mo_ms": slow_mo,
+                                    "executor.playwright.browser_path": browser_path}
+    names = {"jobs": "--jobs", "policy.use": "--policy", "console.use": "--console",
+             "executor.playwright.headed": "--headed", "executor.playwright.slow_mo_ms": "--slow-mo",
+             "executor.playwright.browser_path": "--browser-path"}
+    for key, value in _options(settings).items():
+        overrides[key] = value
+        names[key] = f"--set {key}"
+    app = get_app(ctx)
+    config = app.checked_config(overrides, names)
+    report_names = _csv(reports)
+
+    procedures, problems = collect(paths, config, keyword, changed_since)
+    sys.stdout.flush()
+    for problem in problems:
+        click.echo(str(problem), err=True)
+    runnable, skipped = [], []
+    for procedure in procedures:
+        annotation = procedure.annotation
+        if annotation is not None and annotation.skip:
+            reason = annotation.skip if isinstance(annotation.skip, str) else "skip: true"
+            skipped.append((procedure, f"skipped by its annotation: {reason}"))
+        elif not procedure.all_steps():
+            skipped.append((procedure, "has no steps: nothing to check"))
+        else:
+            runnable.append(procedure)
+    for procedure, why in skipped:
+        click.echo(f"{procedure.path}:{procedure.line}: {procedure.id} {why}", err=True)
+    if not runnable:
+        raise NoProceduresError(
+            f"no procedures to check in {', '.join(paths)}" + (" (all skipped)" if skipped else ""),
+            hint="a procedure is an ordered list of steps; see `docverify parse PATH --steps`",
+        )
+
+    from docverify.task import make_task
+
+    tasks = [make_task(procedure) for procedure in runnable]
+    if dry_run:
+        _print_plan(tasks)
+        return ExitCode.OK
+
+    reporters = build_reporters(config, app.plugins, report_names)
+    if output is None and any(r.writes_files for r in reporters):
+        wanting = ", ".join(r.name for r in reporters if r.writes_files)
+        raise UsageError(f"--report {wanting} writes files: give --output DIR", hint="e.g. --output docverify-report")
+    if screenshots is None:
+        screenshots = "html" in {r.name for r in reporters}
+    options = CheckOptions(
+        jobs=config.settings.jobs,
+        limits=RunLimits(max_steps=max_steps, timeout_s=timeout, screenshots=screenshots),
+        output=output, resume=resume,
+        store=None if no_store else default_store_path(Path.cwd()),
+        argv=sys.argv[1:],
+    )
+    run = CheckRun(config, app.plugins, options, reporters)
+    try:
+        summary = run.run(tasks)
+    except KeyboardInterrupt:
+        summary = run.summary(tasks, interrupted=True)
+        _finish_reports(reporters, summary, output)
+        click.echo(f"interrupted after {len(summary.results)} of {len(tasks)} procedures; their results are "
+                   "saved: run the same command with --resume to continue", err=True)
+        raise
+    except BaseException:
+        _finish_reports(reporters, run.summary(tasks, interrupted=True), None)
+        raise
+    _finish_reports(reporters, summary, output)
+    code = exit_code([r.verdict for r in summary.results], fail_on_names)
+    if code == ExitCode.OK and any(p.severity is Severity.ERROR for p in problems):
+        return ExitCode.USAGE
+    return code
+
+
+def _finish_reports(reporters, summary, output: Path | None) -> None:
+    """Every reporter's end of run; file reporters only when there is an output folder."""
+    for reporter in reporters:
+        if output is None and reporter.writes_files:
+            continue
+        for written in reporter.run_finished(summary, output):
+            click.echo(f"wrote {written}", err=True)
+
+
+def collect(paths: tuple[str, ...], config, keyword: str | None, changed_since: str | None):
+    """The procedures the arguments select, and the input problems found on the way."""
+    from docverify.run.select import KeywordExpression, changed_files, parse_selectors, select
+    from docverify.spec.parser import discover, parse_file
+
+    settings = config.settings.parse
+    plain, fragments = parse_selectors(paths)
+    expression = KeywordExpression.compile(keyword) if keyword else None  # a syntax error before any work
+    files, problems = discover(plain, include=settings.include, exclude=settings.exclude)
+    changed = changed_files(changed_since, Path.cwd()) if changed_since else None
+    procedures: list[Procedure] = []
+    for file in files:
+        document = parse_file(file, max_bytes=settings.max_file_bytes)
+        problems.extend(document.diagnostics)
+        procedures.extend(document.procedures)
+    return select(procedures, fragments=fragments or None, keyword=expression, changed=changed), problems
+
+
+def _print_plan(tasks) -> None:
+    for task in tasks:
+        procedure = task.procedure
+        criteria = ", ".join(c.describe() for c in task.criteria) or "none (INCONCLUSIVE unless a judge is configured)"
+        click.echo(f"{procedure.id}  {procedure.title}  ({procedure.path}:{procedure.line}-{procedure.end_line})")
+        click.echo(f"  steps: {len(procedure.all_steps())}; region: {task.region or 'console default'}; "
+                   f"success: {criteria}")
+        if procedure.annotation and procedure.annotation.requires:
+            click.echo(f"  requires: {procedure.annotation.requires}")
+    click.echo(f"{len(tasks)} procedure(s) would run (dry run)", err=True)
+

@@ -1,0 +1,51 @@
+"""The executor family: browser lifecycle, observations, applying actions.
+
+An executor opens once per run (:meth:`Executor.open`: one browser) and gives
+each procedure its own isolated :class:`Session` (one browser context, logged in
+as the leased account). Everything is async so ``--jobs N`` sessions share one
+event loop and one browser.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Protocol
+
+from docverify.actions import Action, ActionResult, Observation
+from docverify.console import ConsoleEndpoint
+from docverify.registry import Plugin
+
+
+class Session(Protocol):
+    """One procedure's browser context."""
+
+    async def observe(self, *, screenshot: bool = False) -> Observation:
+        """The page as it is now (waits for it to settle first)."""
+
+    async def apply(self, action: Action) -> ActionResult:
+        """Do one page action (never FLAG_STEP/DONE); a failure is an ``ActionResult``
+        with ``ok=False``, not an exception. A broken browser raises
+        :class:`~docverify.errors.EnvironmentProblem`."""
+
+    async def screenshot(self, path: Path) -> None:
+        """Save a screenshot of the page to ``path``."""
+
+    def keep_trace(self, path: Path) -> None:
+        """Keep this session's trace at ``path`` when it closes."""
+
+
+class ExecutorRun(Protocol):
+    """An open executor: one browser for the run."""
+
+    def session(self, name: str) -> AbstractAsyncContextManager[Session]:
+        """A fresh, logged-in session; leaving it closes the context."""
+
+
+class Executor(Plugin):
+    """Base class of executor plugins."""
+
+    def open(self, endpoint: ConsoleEndpoint, artifacts: Path) -> AbstractAsyncContextManager[ExecutorRun]:
+        """Start the browser for a run against ``endpoint``; artifacts (traces,
+        screenshots) go under ``artifacts``. Leaving the context closes everything."""
+        raise NotImplementedError

@@ -1,0 +1,1 @@
+"""Running procedures: the runner, the results store, selection."""

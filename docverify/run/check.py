@@ -1,0 +1,166 @@
+"""One ``docverify check`` run, as a library call: plugins from the configuration,
+the console started, the tasks run, every result stored and reported.
+
+The CLI (``docverify/cli/check.py``) chooses the procedures and prints; this
+module owns the order of things and what happens on Ctrl-C: the browser and the
+console are closed, every finished result is already in the store, and the run
+is marked interrupted so ``--resume`` continues it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from docverify.config import Config
+from docverify.errors import EnvironmentProblem
+from docverify.plugins import PluginSet
+from docverify.registry import Plugin
+from docverify.reporter import Reporter
+from docverify.run.runner import RunLimits, Runner, Stages, now_iso
+from docverify.run.store import ResultStore, fingerprint, new_run_id
+from docverify.task import Task
+from docverify.trajectory import ProcedureResult, RunSummary
+
+
+@dataclass
+class CheckOptions:
+    jobs: int = 1
+    limits: RunLimits = field(default_factory=RunLimits)
+    output: Path | None = None
+    reporters: Sequence[str] = ("console",)
+    resume: bool = False
+    store: Path | None = None  #: the results database; None: no store
+    argv: Sequence[str] = ()
+
+
+def instances(config: Config, plugins: PluginSet, table: str, family: str,
+              names: Sequence[str] | None = None) -> list[Plugin]:
+    """The configured plugins of one family, each with its validated options."""
+    names = list(names if names is not None else getattr(config.settings, table).use)
+    out = []
+    for name in dict.fromkeys(names):
+        cls = plugins.get(family, name)
+        out.append(cls(config.plugin_options(table, name, cls)))
+    return out
+
+
+def build_reporters(config: Config, plugins: PluginSet, extra: Sequence[str]) -> list[Reporter]:
+    """The configured reporters plus those ``--report`` names."""
+    names = [*config.settings.reporter.use, *extra]
+    return instances(config, plugins, "reporter", "reporters", names)  # type: ignore[return-value]
+
+
+class CheckRun:
+    """Runs tasks with the configured plugins and returns the run's summary."""
+
+    def __init__(self, config: Config, plugins: PluginSet, options: CheckOptions,
+                 reporters: Sequence[Reporter]) -> None:
+        self.config = config
+        self.plugins = plugins
+        self.options = options
+        self.reporters = list(reporters)
+        self.console = instances(config, plugins, "console", "consoles")[0]
+        self.stages = Stages(
+            provisioner=instances(config, plugins, "provisioner", "provisioners")[0],  # type: ignore[arg-type]
+            executor=instances(config, plugins, "executor", "executors")[0],  # type: ignore[arg-type]
+            policy=instances(config, plugins, "policy", "policies")[0],  # type: ignore[arg-type]
+            checkers=instances(config, plugins, "checker", "checkers"),  # type: ignore[arg-type]
+            reporters=self.reporters,
+        )
+        self.run_id = new_run_id()
+        self.console_text = self.console.name
+        self.started_at, self.clock = now_iso(), time.perf_counter()
+        self.results: dict[str, ProcedureResult] = {}
+        self.resumed: dict[str, ProcedureResult] = {}
+
+    @property
+    def policy_name(self) -> str:
+        return self.stages.policy.name
+
+    def summary(self, tasks: Sequence[Task], *, interrupted: bool = False) -> RunSummary:
+        """The run so far: every finished result, in the tasks' order."""
+        ordered = [self.results[task.id] for task in tasks if task.id in self.results]
+        return RunSummary(
+            run_id=self.run_id, started_at=self.started_at, results=ordered,
+            duration_s=time.perf_counter() - self.clock, console=self.console_text, policy=self.policy_name,
+            resumed=len(self.resumed), interrupted=interrupted,
+            output_dir=str(self.options.output) if self.options.output else None,
+        )
+
+    def run(self, tasks: Sequence[Task]) -> RunSummary:
+        """Run ``tasks``; Ctrl-C propagates as KeyboardInterrupt once everything is
+        closed and the run is marked interrupted (:meth:`summary` has what finished)."""
+        self.started_at, self.clock = now_iso(), time.perf_counter()
+        store = ResultStore(self.options.store) if self.options.store else None
+        fingerprints = {task.id: fingerprint(task.procedure) for task in tasks}
+        interrupted = False
+        try:
+            if store is not None:
+                self.take_over(store, fingerprints)
+            todo = [task for task in tasks if task.id not in self.resumed]
+            for reporter in self.reporters:
+                reporter.run_started(len(tasks), self.console_text, self.policy_name)
+            for task in tasks:
+                if task.id in self.resumed:
+                    self.results[task.id] = self.resumed[task.id]
+                    for reporter in self.reporters:
+                        reporter.procedure_finished(self.resumed[task.id])
+            if store is not None:
+                store.start_run(self.run_id, options={"argv": list(self.options.argv)}, console=self.console_text,
+                                policy=self.policy_name)
+                for task_id, result in self.resumed.items():
+                    store.save(self.run_id, fingerprints[task_id], result)
+
+            def save(task: Task, result: ProcedureResult) -> None:
+                self.results[task.id] = result
+                if store is not None:
+                    store.save(self.run_id, fingerprints[task.id], result)
+
+            if todo:
+                self.console_text = self.execute(todo, save)
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
+        finally:
+            if store is not None:
+                store.finish_run(self.run_id, interrupted=interrupted)
+                store.close()
+        return self.summary(tasks)
+
+    def execute(self, tasks: Sequence[Task], save) -> str:
+        """Start the console and run ``tasks``; returns the console's description."""
+        artifacts = (self.options.output / "artifacts") if self.options.output else (
+            Path(".docverify") / "artifacts" / self.run_id)
+        try:
+            with self.console.start() as endpoint:
+                for task in tasks:
+                    task.region = task.region or endpoint.default_region
+                runner = Runner(self.stages, endpoint, artifacts=artifacts, limits=self.options.limits,
+                                on_result=save, output=self.options.output)
+                asyncio.run(runner.run(tasks, self.options.jobs))
+                return endpoint.describe()
+        except EnvironmentProblem as problem:  # the console itself did not start
+            runner = Runner(self.stages, _nowhere(), artifacts=artifacts, limits=self.options.limits, on_result=save)
+            for task in tasks:
+                if task.id not in self.results:
+                    runner.finish(task, runner.env_error(task, str(problem), time.time()))
+            return f"{self.console.name} (not started: {problem})"
+
+    def take_over(self, store: ResultStore, fingerprints: dict[str, str]) -> None:
+        """With ``--resume``: the latest run's results whose procedures did not change."""
+        if not self.options.resume:
+            return
+        latest = store.latest_run()
+        if latest is None:
+            return
+        self.resumed = store.resumable(latest.run_id, fingerprints)
+
+
+def _nowhere():
+    from docverify.console import ConsoleEndpoint
+
+    return ConsoleEndpoint(url="", api_url="", audit_url="")

@@ -1,0 +1,305 @@
+"""The runner: one procedure through execute → check → verdict, many in parallel.
+
+Data flows forward (DESIGN.md, "The pipeline"): a :class:`~docverify.task.Task`
+goes through the provisioner, a browser session where the policy and the executor
+take turns, the checker, and :func:`~docverify.verdict.decide`; the
+:class:`~docverify.trajectory.ProcedureResult` goes to the results store (at once, so
+an interrupted run loses nothing) and to the reporters.
+
+The runner never raises for one procedure's trouble: a broken console, browser or
+provisioner is that procedure's ENV_ERROR, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from docverify.actions import Action, ActionKind, Observation
+from docverify.checker import Checker, Evidence
+from docverify.console import ConsoleEndpoint
+from docverify.errors import EnvironmentProblem
+from docverify.executor import Executor, ExecutorRun, Session
+from docverify.policy import Policy
+from docverify.provision import Provisioner
+from docverify.reporter import Reporter
+from docverify.task import Task
+from docverify.trajectory import CheckResult, ProcedureResult, StepOutcome, StepStatus, Turn
+from docverify.verdict import Finding, Verdict, decide
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunLimits:
+    """Budgets per procedure."""
+
+    max_steps: int = 80  #: turns (actions and flags) before the run is INCONCLUSIVE
+    timeout_s: float = 300.0  #: wall time per procedure
+    screenshots: bool = False  #: one screenshot after every page action (for the HTML report)
+
+
+@dataclass
+class Stages:
+    """The plugin instances one run uses."""
+
+    provisioner: Provisioner
+    executor: Executor
+    policy: Policy
+    checkers: Sequence[Checker]
+    reporters: Sequence[Reporter] = ()
+
+
+@dataclass
+class Outcome:
+    """What executing one procedure produced, before checking."""
+
+    turns: list[Turn] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    done: Action | None = None
+    step_status: dict[str, StepStatus] = field(default_factory=dict)
+    budget: str | None = None  #: which budget ran out
+    browser_s: float = 0.0
+    started: float = 0.0  #: epoch seconds, for the audit window
+    finished: float = 0.0
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def file_name(text: str) -> str:
+    """A file-system-safe name for a procedure id."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:120]
+
+
+class Runner:
+    """Runs tasks against one console endpoint with one executor run."""
+
+    def __init__(self, stages: Stages, endpoint: ConsoleEndpoint, *, artifacts: Path, limits: RunLimits,
+                 on_result: Callable[[Task, ProcedureResult], None] | None = None,
+                 output: Path | None = None) -> None:
+        self.stages = stages
+        self.endpoint = endpoint
+        self.artifacts = artifacts
+        self.output = output
+        self.limits = limits
+        self.on_result = on_result
+        self.results: dict[str, ProcedureResult] = {}
+
+    # -- the run ---------------------------------------------------------------------
+
+    async def run(self, tasks: Sequence[Task], jobs: int) -> list[ProcedureResult]:
+        """Every task's result, in the tasks' order. A console or browser that cannot
+        start makes every task an ENV_ERROR (the run itself does not fail)."""
+        try:
+            async with self.stages.executor.open(self.endpoint, self.artifacts) as xrun:
+                gate = asyncio.Semaphore(jobs)
+
+                async def one(task: Task) -> None:
+                    async with gate:
+                        self.finish(task, await self.run_one(xrun, task))
+
+                await asyncio.gather(*(one(task) for task in tasks))
+        except EnvironmentProblem as problem:
+            for task in tasks:
+                if task.id not in self.results:
+                    self.finish(task, self.env_error(task, str(problem), time.time()))
+        return [self.results[task.id] for task in tasks if task.id in self.results]
+
+    def finish(self, task: Task, result: ProcedureResult) -> None:
+        self.results[task.id] = result
+        if self.on_result is not None:
+            self.on_result(task, result)
+        for reporter in self.stages.reporters:
+            reporter.procedure_finished(result)
+
+    async def run_one(self, xrun: ExecutorRun, task: Task) -> ProcedureResult:
+        started = time.time()
+        clock = time.perf_counter()
+        for reporter in self.stages.reporters:
+            reporter.procedure_started(task)
+        try:
+            with self.stages.provisioner.provision(task.procedure) as provisioned:
+                task.context.update({k: str(v) for k, v in provisioned.outputs.items()})
+                async with xrun.session(task.id) as session:
+                    opened = time.perf_counter() - clock
+                    outcome = await self.execute(session, task)
+                    tick = time.perf_counter()
+                    unready = outcome.done is not None and outcome.done.environment
+                    check = await self.check(task, outcome) if outcome.budget is None and not unready else None
+                    result = self.result(task, outcome, check, started)
+                    result.check_s = time.perf_counter() - tick
+                    if result.verdict is not Verdict.PASS:
+                        trace = self.artifacts / f"{file_name(task.id)}.trace.zip"
+                        session.keep_trace(trace)
+                        result.artifacts["trace"] = self.relative(trace)
+        except EnvironmentProblem as problem:
+            return self.env_error(task, str(problem), started, duration=time.perf_counter() - clock)
+        except Exception as error:  # a bug in a plugin: this procedure is undecided, the run goes on
+            log.debug("internal error in %s", task.id, exc_info=True)
+            message = (f"internal error: {type(error).__name__}: {error} (a bug in docverify or a plugin; "
+                       "DOCVERIFY_DEBUG=1 shows the traceback)")
+            result = self.env_error(task, message, started, duration=time.perf_counter() - clock)
+            result.verdict, result.env_error = Verdict.INCONCLUSIVE, None
+            return result
+        result.duration_s = time.perf_counter() - clock
+        result.setup_s = opened
+        return result
+
+    # -- executing -------------------------------------------------------------------
+
+    async def execute(self, session: Session, task: Task) -> Outcome:
+        outcome = Outcome(started=time.time())
+        episode = self.stages.policy.start(task)
+        shots = self.artifacts / file_name(task.id) if self.limits.screenshots else None
+        deadline = time.monotonic() + self.limits.timeout_s
+        before = await self.screenshot(session, shots, 0)
+        tick = time.perf_counter()
+        observation = await session.observe()
+        outcome.browser_s += time.perf_counter() - tick
+        try:
+            async with asyncio.timeout(self.limits.timeout_s):
+                while True:
+                    if len(outcome.turns) >= self.limits.max_steps:
+                        outcome.budget = f"the step budget ran out ({self.limits.max_steps} turns; --max-steps)"
+                        break
+                    tick = time.perf_counter()
+                    action = await episode.next_action(observation)
+                    policy_s = time.perf_counter() - tick
+                    turn = Turn(len(outcome.turns), action.step, action.to_dict(), action.describe(),
+                                policy_s=policy_s, thought=action.thought, url=observation.url, title=observation.title)
+                    if action.kind is ActionKind.DONE:
+                        outcome.done = action
+                        break
+                    if action.kind is ActionKind.FLAG_STEP:
+                        assert action.finding is not None
+                        outcome.findings.append(action.finding)
+                    else:
+                        observation = await self.apply(session, action, turn, outcome)
+                        after = await self.screenshot(session, shots, turn.index + 1)
+                        turn.screenshot_before, turn.screenshot_after = before, after
+                        before = after
+                    outcome.turns.append(turn)
+                    for reporter in self.stages.reporters:
+                        reporter.turn(task, turn)
+        except TimeoutError:
+            remaining = deadline - time.monotonic()
+            outcome.budget = f"the time budget ran out ({self.limits.timeout_s:g} s; --timeout)" if remaining <= 1 else "timed out"
+        outcome.finished = time.time()
+        outcome.step_status = dict(getattr(episode, "step_status", {}))
+        return outcome
+
+    async def apply(self, session: Session, action: Action, turn: Turn, outcome: Outcome) -> Observation:
+        tick = time.perf_counter()
+        result = await session.apply(action)
+        observation = await session.observe()
+        elapsed = time.perf_counter() - tick
+        outcome.browser_s += elapsed
+        turn.browser_s = elapsed
+        turn.ok, turn.error = result.ok, result.error
+        turn.url, turn.title = observation.url, observation.title
+        if not result.ok:
+            observation.error = result.error if observation.error is None else f"{result.error}; {observation.error}"
+        return observation
+
+    async def screenshot(self, session: Session, folder: Path | None, index: int) -> str | None:
+        if folder is None:
+            return None
+        path = folder / f"turn-{index:03d}.png"
+        await session.screenshot(path)
+        return self.relative(path)
+
+    def relative(self, path: Path) -> str:
+        """Artifact paths as reports name them: relative to the output directory."""
+        base = self.output or self.artifacts
+        try:
+            return str(path.relative_to(base))
+        except ValueError:
+            return str(path)
+
+    # -- checking and deciding -------------------------------------------------------
+
+    async def check(self, task: Task, outcome: Outcome) -> CheckResult | None:
+        for checker in self.stages.checkers:
+            if checker.applies(task):
+                evidence = Evidence(task, outcome.turns, self.endpoint, outcome.started, outcome.finished)
+                return await checker.check(evidence)
+        return None
+
+    def result(self, task: Task, outcome: Outcome, check: CheckResult | None, started: float) -> ProcedureResult:
+        goal = check.goal_reached if check else None
+        unready = outcome.done.message if outcome.done is not None and outcome.done.environment else None
+        verdict = decide(outcome.findings, goal_reached=goal, environment_error=unready)
+        if outcome.budget and verdict is not Verdict.DRIFT:
+            verdict = Verdict.INCONCLUSIVE
+        result = ProcedureResult(
+            id=task.id, title=task.procedure.title, path=task.procedure.path, line=task.procedure.line,
+            verdict=verdict, reason=self.reason(verdict, outcome, check), findings=outcome.findings,
+            steps=self.step_outcomes(task, outcome), turns=outcome.turns, check=check, goal_reached=goal,
+            started_at=datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
+            browser_s=outcome.browser_s, context=dict(task.context),
+            criteria=[c.to_dict() for c in task.criteria], env_error=unready,
+        )
+        return result
+
+    @staticmethod
+    def reason(verdict: Verdict, outcome: Outcome, check: CheckResult | None) -> str:
+        drift = [f for f in outcome.findings if f.kind.is_drift]
+        if verdict is Verdict.ENV_ERROR and outcome.done is not None and outcome.done.message:
+            return outcome.done.message
+        if verdict is Verdict.DRIFT:
+            first = drift[0]
+            more = f" (+{len(drift) - 1} more)" if len(drift) > 1 else ""
+            return f"{first.path}:{first.line}: {first.message}{more}"
+        if outcome.budget:
+            return outcome.budget
+        if check is None:
+            return ("no success criteria: add an `expect:` annotation (audit events) or configure a checker "
+                    "that judges without them")
+        if verdict is Verdict.FAIL and outcome.done is not None and outcome.done.status == "blocked":
+            return f"{outcome.done.message}; {check.reason}"
+        return check.reason
+
+    @staticmethod
+    def step_outcomes(task: Task, outcome: Outcome) -> list[StepOutcome]:
+        by_step: dict[str, list[Finding]] = {}
+        for finding in outcome.findings:
+            by_step.setdefault(finding.step, []).append(finding)
+        acted = {turn.step for turn in outcome.turns}
+        steps = []
+        for step in task.procedure.all_steps():
+            findings = by_step.get(step.number, [])
+            if any(f.kind.is_drift for f in findings):
+                status = StepStatus.DRIFTED
+            elif findings:
+                status = StepStatus.NOT_VERIFIABLE
+            else:
+                status = outcome.step_status.get(step.number) or (
+                    StepStatus.FOLLOWED if step.number in acted else StepStatus.NOT_REACHED)
+            steps.append(StepOutcome(step.number, step.line, step.text, status, findings))
+        return steps
+
+    def env_error(self, task: Task, message: str, started: float, duration: float = 0.0) -> ProcedureResult:
+        return ProcedureResult(
+            id=task.id, title=task.procedure.title, path=task.procedure.path, line=task.procedure.line,
+            verdict=Verdict.ENV_ERROR, reason=message, env_error=message,
+            started_at=datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
+            duration_s=duration, context=dict(task.context), criteria=[c.to_dict() for c in task.criteria],
+            steps=[StepOutcome(s.number, s.line, s.text, StepStatus.NOT_REACHED) for s in task.procedure.all_steps()],
+        )
+
+
+def summarize_usage(results: Sequence[ProcedureResult]) -> dict[str, Any]:
+    """Totals for a run's footer: procedures, turns, browser time."""
+    return {
+        "procedures": len(results),
+        "turns": sum(len(r.turns) for r in results),
+        "browser_s": round(sum(r.browser_s for r in results), 3),
+    }

@@ -1,0 +1,108 @@
+"""A task: one procedure made ready to run (DESIGN.md, "TaskSpec").
+
+A :class:`Task` adds to the parsed procedure what the later stages need: the goal
+text, the success criteria (expected audit events), the region, and the task
+context — values the doc's placeholders and the provisioned resources give
+(``<suffix>`` is a fresh random suffix per run, so names are unique per account).
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from docverify.spec.model import Procedure
+
+PLACEHOLDER = re.compile(r"<([A-Za-z][\w .-]{0,40})>")
+
+
+@dataclass(frozen=True)
+class ExpectedEvent:
+    """An audit event whose presence (without an error code) means success."""
+
+    event: str  #: eventName, "PutBucket"
+    service: str | None = None  #: serviceName, "Oss"
+    resource: str | None = None  #: a resource name that must appear in the event, if given
+    source: str = "annotation"  #: "annotation" or "built-in"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    def describe(self) -> str:
+        return f"{self.service + ':' if self.service else ''}{self.event}"
+
+
+@dataclass
+class Task:
+    """A procedure plus what running it needs."""
+
+    procedure: Procedure
+    criteria: list[ExpectedEvent] = field(default_factory=list)
+    region: str | None = None
+    context: dict[str, str] = field(default_factory=dict)  #: placeholder/output name -> value
+
+    @property
+    def id(self) -> str:
+        return self.procedure.id
+
+    @property
+    def goal(self) -> str:
+        return self.procedure.title
+
+    def resolve(self, text: str) -> str:
+        """``text`` with the doc's placeholders replaced by task-context values.
+
+        ``<suffix>`` is the run suffix; a placeholder the context does not know
+        becomes a valid-looking name built from it (``<your-bucket-name>`` ->
+        ``docverify-your-bucket-name-<suffix>``), so a doc's example values can be
+        typed as they are."""
+
+        def value(match: re.Match[str]) -> str:
+            key = match.group(1).strip()
+            if key in self.context:
+                return self.context[key]
+            slug = re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")
+            return f"docverify-{slug}-{self.context.get('suffix', '')}".rstrip("-")
+
+        return PLACEHOLDER.sub(value, text)
+
+
+def new_suffix() -> str:
+    """A random name suffix: lower-case letters and digits, 6 characters."""
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+    return "".join(secrets.choice(alphabet) for _ in range(6))
+
+
+def expected_events(procedure: Procedure) -> list[ExpectedEvent]:
+    """The procedure's success criteria: its annotation's ``expect:``, else the
+    built-in map of common procedures (:mod:`docverify.criteria`)."""
+    from docverify.criteria import builtin_criteria
+
+    annotation = procedure.annotation
+    if annotation is not None and annotation.expect:
+        return [
+            ExpectedEvent(
+                event=str(item.get("event") or item.get("eventName") or ""),
+                service=_text(item.get("service") or item.get("serviceName")),
+                resource=_text(item.get("resource") or item.get("resourceName")),
+            )
+            for item in annotation.expect
+            if item.get("event") or item.get("eventName")
+        ]
+    return builtin_criteria(procedure)
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def make_task(procedure: Procedure, *, suffix: str | None = None, default_region: str | None = None) -> Task:
+    suffix = suffix or new_suffix()
+    return Task(
+        procedure=procedure,
+        criteria=expected_events(procedure),
+        region=procedure.region or default_region,
+        context={"suffix": suffix},
+    )

@@ -1,0 +1,12 @@
+"""Built-in plugin `actiontrail`: the checker that reads the console's audit log."""
+
+from __future__ import annotations
+
+from docverify.hookspecs import hookimpl
+
+
+@hookimpl
+def register_checkers(register):
+    from docverify_actiontrail.checker import ActionTrailChecker
+
+    register(ActionTrailChecker)

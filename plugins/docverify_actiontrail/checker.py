@@ -1,0 +1,300 @@
+"""The ``actiontrail`` checker: success is the expected events in the console's audit log.
+
+After execution, every success criterion of the task (an :class:`ExpectedEvent`,
+from the doc's ``expect:`` annotation or the built-in map) is looked up with
+ActionTrail ``LookupEvents`` through the official client
+(``alibabacloud-actiontrail20200706``), in the execution window widened by a
+margin for clock skew, for the endpoint's account. The log lags behind the
+console, so a criterion not met yet is queried again, backing off, until the
+delay budget is spent.
+
+- Every criterion met by an event without ``errorCode`` -> goal reached.
+- Only failed events for a criterion -> not reached; the reason quotes the error.
+- No event at all -> not reached; the reason names the event and the window.
+- The audit log cannot be asked (unreachable, credentials refused, the client
+  missing) -> :class:`~docverify.errors.EnvironmentProblem`, which the runner turns
+  into ENV_ERROR: never a doc defect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from pydantic import Field, SecretStr
+
+from docverify.checker import Checker, Evidence
+from docverify.errors import EnvironmentProblem
+from docverify.task import ExpectedEvent, Task
+from docverify.trajectory import CheckResult
+
+#: The first retry waits this long; each next one twice as long, up to POLL_CAP_S.
+POLL_FIRST_S = 0.25
+POLL_CAP_S = 4.0
+#: At most this many LookupEvents pages per criterion and query.
+MAX_PAGES = 20
+#: Error codes that say the credentials (not the request) are the problem.
+AUTH_CODES = (
+    "InvalidAccessKeyId", "SignatureDoesNotMatch", "IncompleteSignature", "InvalidSecurityToken",
+    "Forbidden", "NoPermission", "Unauthorized", "AccessDenied",
+)
+#: The fields of an event kept as evidence.
+EVIDENCE_FIELDS = ("eventId", "eventName", "serviceName", "eventTime", "resourceName", "errorCode", "errorMessage")
+
+
+class ActionTrailChecker(Checker):
+    """Success = the task's expected events are in the console's ActionTrail audit log, without an error code."""
+
+    name = "actiontrail"
+
+    class Options(Checker.Options):
+        access_key_id: str | None = Field(
+            None, description="AccessKey ID for LookupEvents; default: the console endpoint's "
+            "(env DOCVERIFY_CHECKER__ACTIONTRAIL__ACCESS_KEY_ID)")
+        access_key_secret: SecretStr | None = Field(
+            None, description="its AccessKey secret; default: the console endpoint's "
+            "(env DOCVERIFY_CHECKER__ACTIONTRAIL__ACCESS_KEY_SECRET)")
+        delay_s: float | None = Field(
+            None, ge=0, le=3600, description="how long to keep looking for events the audit log has not shown "
+            "yet (its delivery delay); default: the console's `audit_delay_s`, else 10")
+        max_results: int = Field(50, ge=1, le=50, description="events per LookupEvents page (1-50)")
+        margin_s: float = Field(2.0, ge=0, le=3600, description="seconds added before and after the execution "
+                                "window, for clock skew")
+        timeout_s: float = Field(10.0, gt=0, le=300, description="connect and read timeout of one LookupEvents call")
+
+    def applies(self, task: Task) -> bool:
+        return bool(task.criteria)
+
+    async def check(self, evidence: Evidence) -> CheckResult:
+        task = evidence.task
+        if not task.criteria:
+            return CheckResult(self.name, None, "no success criteria: no audit event to look up")
+        audit_log = await asyncio.to_thread(AuditLog.connect, evidence, self.options)  # imports the client
+        start = evidence.started - self.options.margin_s
+        end = evidence.finished + self.options.margin_s
+        lookups = [Lookup(criterion, _resource(task, criterion)) for criterion in task.criteria]
+        budget = self.options.delay_s
+        if budget is None:
+            budget = _float(evidence.endpoint.extra.get("audit_delay_s"), default=10.0)
+        deadline = time.monotonic() + budget
+        pause = POLL_FIRST_S
+        while True:
+            unanswered: TransientAuditError | None = None
+            try:
+                for lookup in [lookup for lookup in lookups if lookup.success is None]:
+                    events = await asyncio.to_thread(audit_log.events, lookup.criterion.event, start, end)
+                    lookup.take(events, audit_log.account_id)
+            except TransientAuditError as error:
+                unanswered = error
+            if all(lookup.success is not None for lookup in lookups):
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                if unanswered is not None:  # the last word was the network's, not the log's
+                    raise EnvironmentProblem(str(unanswered), hint=unanswered.hint)
+                break
+            await asyncio.sleep(min(pause, left))
+            pause = min(pause * 2, POLL_CAP_S)
+        return _result(self.name, lookups, start, end)
+
+
+@dataclass
+class Lookup:
+    """One criterion and what the audit log showed for it so far."""
+
+    criterion: ExpectedEvent
+    resource: str | None  #: the criterion's resource, placeholders resolved
+    success: dict[str, Any] | None = None
+    failures: dict[str, dict[str, Any]] = field(default_factory=dict)  #: eventId -> failed event
+
+    def take(self, events: list[dict[str, Any]], account_id: str | None) -> None:
+        for event in events:
+            if not self.matches(event, account_id):
+                continue
+            if event.get("errorCode"):
+                self.failures.setdefault(str(event.get("eventId")), event)
+            elif self.success is None:
+                self.success = event
+
+    def matches(self, event: dict[str, Any], account_id: str | None) -> bool:
+        if event.get("eventName") != self.criterion.event:
+            return False
+        if account_id and str((event.get("userIdentity") or {}).get("accountId") or "") != account_id:
+            return False
+        service = self.criterion.service
+        if service and str(event.get("serviceName") or "").lower() != service.lower():
+            return False
+        return self.resource is None or _mentions(event, self.resource)
+
+    def describe(self) -> str:
+        text = self.criterion.describe()
+        return f"{text} on {self.resource}" if self.resource else text
+
+
+class TransientAuditError(Exception):
+    """The audit log could not answer now (network, throttling, server error): retried."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+class AuditLog:
+    """LookupEvents through the official client, for one endpoint and account (synchronous)."""
+
+    def __init__(self, client: Any, url: str, account_id: str | None, options: ActionTrailChecker.Options,
+                 secrets: tuple[str, ...]) -> None:
+        self.client = client
+        self.url = url
+        self.account_id = account_id
+        self.options = options
+        self._secrets = secrets
+
+    @classmethod
+    def connect(cls, evidence: Evidence, options: ActionTrailChecker.Options) -> "AuditLog":
+        try:
+            from alibabacloud_actiontrail20200706.client import Client
+            from alibabacloud_tea_openapi import models as openapi_models
+        except ImportError:
+            raise EnvironmentProblem(
+                "the actiontrail checker needs the ActionTrail client (alibabacloud-actiontrail20200706)",
+                hint="pip install 'docverify[actiontrail]'",
+            ) from None
+        endpoint = evidence.endpoint
+        protocol, host = _split_url(endpoint.audit_url, default_scheme=endpoint.url.partition("://")[0] or "https")
+        url = f"{protocol}://{host}"
+        key_id = options.access_key_id or endpoint.extra.get("access_key_id")
+        secret = options.access_key_secret.get_secret_value() if options.access_key_secret else None
+        secret = secret or endpoint.extra.get("access_key_secret")
+        if not key_id or not secret:
+            raise EnvironmentProblem(
+                f"no AccessKey to query the audit log at {url}",
+                hint="set access_key_id and access_key_secret in [checker.actiontrail] of docverify.toml or "
+                "DOCVERIFY_CHECKER__ACTIONTRAIL__ACCESS_KEY_ID/_SECRET",
+            )
+        timeout_ms = int(options.timeout_s * 1000)
+        config = openapi_models.Config(
+            access_key_id=key_id, access_key_secret=secret, endpoint=host, protocol=protocol,
+            region_id=endpoint.default_region, connect_timeout=timeout_ms, read_timeout=timeout_ms,
+        )
+        return cls(Client(config), url, endpoint.extra.get("account_id") or None, options, (key_id, secret))
+
+    def events(self, event_name: str, start: float, end: float) -> list[dict[str, Any]]:
+        """Every event named ``event_name`` between ``start`` and ``end`` (epoch seconds), newest first."""
+        from alibabacloud_actiontrail20200706 import models
+        from darabonba.runtime import RuntimeOptions
+        from Tea.exceptions import TeaException
+
+        timeout_ms = int(self.options.timeout_s * 1000)
+        runtime = RuntimeOptions(autoretry=False, connect_timeout=timeout_ms, read_timeout=timeout_ms)
+        events: list[dict[str, Any]] = []
+        token: str | None = None
+        for _ in range(MAX_PAGES):
+            request = models.LookupEventsRequest(
+                start_time=iso(math.floor(start)), end_time=iso(math.ceil(end)),
+                max_results=str(self.options.max_results), next_token=token,
+                lookup_attribute=[models.LookupEventsRequestLookupAttribute(key="EventName", value=event_name)],
+            )
+            try:
+                body = self.client.lookup_events_with_options(request, runtime).body
+            except (TeaException, OSError) as error:  # API errors, and Tea's wrapping of network errors
+                raise self._problem(error) from None
+            events.extend(event for event in (body.events or []) if isinstance(event, dict))
+            token = body.next_token or None
+            if not token:
+                break
+        return events
+
+    def _problem(self, error: Exception) -> Exception:
+        code = str(getattr(error, "code", "") or "")
+        status = getattr(error, "status_code", None) or getattr(error, "statusCode", None)
+        message = self._redact(str(getattr(error, "message", "") or error))[:300]
+        if code:
+            where = f"the audit log at {self.url} refused LookupEvents: {code}: {message}"
+            if code.startswith(AUTH_CODES) or status in (401, 403):
+                return EnvironmentProblem(where, hint="check the AccessKey and that it may call actiontrail:LookupEvents")
+            if code.startswith("Throttling") or (isinstance(status, int) and status >= 500):
+                return TransientAuditError(where)
+            return EnvironmentProblem(where)
+        return TransientAuditError(f"cannot reach the audit log at {self.url}: {message}",
+                                   hint="is the console running and its audit endpoint reachable?")
+
+    def _redact(self, text: str) -> str:
+        for secret in self._secrets:
+            if secret:
+                text = text.replace(secret, "***")
+        return text
+
+
+def iso(t: float) -> str:
+    """Epoch seconds -> the UTC form LookupEvents takes, ``2026-01-31T08:00:00Z``."""
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _result(checker: str, lookups: list[Lookup], start: float, end: float) -> CheckResult:
+    window = f"between {iso(math.floor(start))} and {iso(math.ceil(end))}"
+    found = [(lookup, lookup.success) for lookup in lookups if lookup.success is not None]
+    evidence = [_trim(event) for _, event in found]
+    evidence += [_trim(event) for lookup in lookups if lookup.success is None for event in lookup.failures.values()]
+    if len(found) == len(lookups):
+        listed = "; ".join(f"{lookup.describe()} (event id {event.get('eventId')})" for lookup, event in found)
+        return CheckResult(checker, True, f"audit log: {listed}", evidence)
+    missing = []
+    for lookup in lookups:
+        if lookup.success is not None:
+            continue
+        if lookup.failures:
+            failed = next(iter(lookup.failures.values()))
+            more = f" ({len(lookup.failures)} failed calls)" if len(lookup.failures) > 1 else ""
+            missing.append(
+                f"{lookup.describe()} failed: {failed.get('errorCode')}: {failed.get('errorMessage') or ''}".rstrip(": ")
+                + f" (event id {failed.get('eventId')}){more}"
+            )
+        else:
+            missing.append(f"no {lookup.describe()} event in the audit log {window}")
+    return CheckResult(checker, False, "; ".join(missing), evidence)
+
+
+def _trim(event: dict[str, Any]) -> dict[str, Any]:
+    return {key: event[key] for key in EVIDENCE_FIELDS if event.get(key) not in (None, "")}
+
+
+def _resource(task: Task, criterion: ExpectedEvent) -> str | None:
+    return task.resolve(criterion.resource) if criterion.resource else None
+
+
+def _mentions(event: dict[str, Any], name: str) -> bool:
+    """Whether the event names the resource: in resourceName (comma-separated ids, maybe
+    ARN-like) or as a request parameter's value."""
+    for part in str(event.get("resourceName") or "").replace(";", ",").split(","):
+        part = part.strip()
+        if part == name or part.endswith(("/" + name, ":" + name)):
+            return True
+    return any(value == name for value in _values(event.get("requestParameters")))
+
+
+def _values(data: Any) -> list[str]:
+    if isinstance(data, dict):
+        return [value for item in data.values() for value in _values(item)]
+    if isinstance(data, list):
+        return [value for item in data for value in _values(item)]
+    return [str(data)] if data is not None else []
+
+
+def _split_url(url: str, *, default_scheme: str) -> tuple[str, str]:
+    """``"host:port"`` or ``"http://host:port/"`` -> (protocol, host[:port]) for the client."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = default_scheme, url
+    return (scheme if scheme in ("http", "https") else "https"), rest.strip("/")
+
+
+def _float(value: str | None, *, default: float) -> float:
+    try:
+        return float(value) if value not in (None, "") else default
+    except ValueError:
+        return default

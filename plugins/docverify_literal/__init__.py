@@ -1,0 +1,12 @@
+"""Built-in plugin ``literal``: the policy that follows a doc's steps as written."""
+
+from __future__ import annotations
+
+from docverify.hookspecs import hookimpl
+
+
+@hookimpl
+def register_policies(register):
+    from docverify_literal.policy import LiteralPolicy
+
+    register(LiteralPolicy)

@@ -1,0 +1,539 @@
+"""The ``literal`` policy: follow the parsed steps exactly as written, no model.
+
+For each doc step it turns the parser's actions into page actions: open the named
+console, select the region, click the bold label, follow the menu path, fill the
+table's values into the named fields, select options, toggle switches, confirm
+dialogs. Labels are looked up in the accessibility snapshot
+(:func:`docverify.locate.locate`): exact, then normalized, then close. A close match
+is followed *and* flagged (``label_changed``); no match is flagged
+(``element_not_found``, with the nearest names). A step it cannot interpret is
+flagged ``not_verifiable`` (not a defect).
+
+Extension point for a hybrid policy: :meth:`LiteralEpisode.stuck` is called where a
+step cannot be followed as written. By default it flags the finding and, when the
+rest of the procedure depends on it, gives up; a hybrid policy overrides it to
+hand that step to a model (and yields the model's actions instead).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+
+from pydantic import Field as Option
+
+from docverify.actions import Action, ActionKind, Observation
+from docverify.locate import (
+    CLICKABLE, CLOSE_THRESHOLD, Element, Located, MatchKind, children, locate, normalize, similarity,
+)
+from docverify.policy import Episode, Policy
+from docverify.spec.model import Action as DocAction
+from docverify.spec.model import Field, Intent, Step
+from docverify.task import Task
+from docverify.trajectory import StepStatus
+from docverify.verdict import Finding, FindingKind
+
+#: English names of common region ids, as region selectors show them.
+REGION_NAMES = {
+    "cn-hangzhou": "China (Hangzhou)", "cn-shanghai": "China (Shanghai)", "cn-beijing": "China (Beijing)",
+    "cn-shenzhen": "China (Shenzhen)", "cn-huhehaote": "China (Hohhot)", "cn-qingdao": "China (Qingdao)",
+    "cn-zhangjiakou": "China (Zhangjiakou)", "cn-hongkong": "China (Hong Kong)", "ap-southeast-1": "Singapore",
+    "us-west-1": "US (Silicon Valley)", "us-east-1": "US (Virginia)", "eu-central-1": "Germany (Frankfurt)",
+}
+#: Roles a menu path's items can have.
+MENU_ROLES = ("link", "menuitem", "tab", "treeitem", "button")
+#: Controls a parameter table's field name can label.
+FIELD_ROLES = ("textbox", "searchbox", "spinbutton", "combobox", "listbox", "group", "radiogroup", "checkbox", "switch")
+#: Cell values that mean "turn it on" / "turn it off".
+ON_WORDS = {"yes", "on", "enable", "enabled", "selected", "select", "true", "checked", "开启", "是", "启用", "选中"}
+OFF_WORDS = {"no", "off", "disable", "disabled", "clear", "cleared", "false", "unchecked", "关闭", "否", "禁用"}
+#: Alert texts that say a required value is missing rather than wrong.
+REQUIRED = re.compile(r"required|must be (?:specified|set|provided)|cannot be empty|is empty|不能为空|必填", re.I)
+#: Texts of an empty list.
+EMPTY = re.compile(r"^(?:no data(?: available)?|no records?(?: found)?|no items?|no results?(?: found)?|"
+                   r"暂无数据|没有数据|无数据)\.?$", re.I)
+#: Field names that are names: a doc that gives no value still needs one typed.
+NAME_FIELD = re.compile(r"(?:\bname|名称)\s*$", re.I)
+#: Page-level words that are labels of the page itself, not of a control.
+CONFIRM_DEFAULTS = ("OK", "Confirm", "确定")
+
+
+@dataclass
+class Stuck:
+    """A doc action that cannot be followed as written."""
+
+    step: Step
+    action: DocAction | None
+    finding: Finding
+    fatal: bool  #: whether the rest of the procedure depends on it
+
+
+class LiteralPolicy(Policy):
+    """Follows the doc's steps as written; flags every place where the console differs."""
+
+    name = "literal"
+
+    class Options(Policy.Options):
+        close_threshold: float = Option(0.8, ge=0.5, le=1.0, description="similarity from which a renamed label counts as the same control")
+        skip_optional: bool = Option(True, description="skip steps marked (Optional)")
+
+    def start(self, task: Task) -> "LiteralEpisode":
+        return LiteralEpisode(task, self.options)
+
+
+class LiteralEpisode(Episode):
+    """One procedure followed literally. Written as an async generator of actions:
+    after each ``yield`` the next observation is in :attr:`observation`."""
+
+    def __init__(self, task: Task, options: LiteralPolicy.Options) -> None:
+        super().__init__()
+        self.task = task
+        self.options = options
+        self.procedure = task.procedure
+        self.observation: Observation | None = None
+        self.step_status: dict[str, StepStatus] = {}
+        self.typed: list[str] = []  #: values entered, for verify steps
+        self._actions: AsyncIterator[Action] | None = None
+        self._blocked: str | None = None
+        self._environment = False  #: blocked by a missing prerequisite, not by the doc
+        self._last: Action | None = None
+
+    async def next_action(self, observation: Observation) -> Action:
+        self.observation = observation
+        last = self._last
+        if observation.error and last is not None and last.kind.touches_page:
+            self._blocked = f"step {last.step}: {last.describe()} failed: {observation.error}"
+            return Action(ActionKind.DONE, status="blocked", message=self._blocked)
+        if self._actions is None:
+            self._actions = self.follow()
+        try:
+            self._last = await anext(self._actions)
+            return self._last
+        except StopAsyncIteration:
+            if self._blocked:
+                return Action(ActionKind.DONE, status="blocked", message=self._blocked, environment=self._environment)
+            return Action(ActionKind.DONE, status="success", message="every step followed")
+
+    # -- the walk over the steps -----------------------------------------------------
+
+    async def follow(self) -> AsyncIterator[Action]:
+        for step in self.procedure.steps:
+            async for action in self.follow_step(step):
+                yield action
+            if self._blocked:
+                return
+
+    async def follow_step(self, step: Step) -> AsyncIterator[Action]:
+        if step.optional and self.options.skip_optional:
+            self.step_status[step.number] = StepStatus.SKIPPED
+            return
+        if step.intent is Intent.FREE_TEXT and not step.substeps and not step.alternatives and not step.fields:
+            yield self.flag(step, step.line, FindingKind.NOT_VERIFIABLE, step.text, "no action the literal policy can take")
+        for doc_action in step.actions:
+            async for action in self.follow_action(step, doc_action):
+                yield action
+            if self._blocked:
+                return
+        if step.fields and not any(a.intent is Intent.CONFIGURE for a in step.actions):
+            inline = {normalize(a.target) for a in step.actions if a.target and a.intent in (Intent.FILL, Intent.SELECT)}
+            rest = [f for f in step.fields if normalize(f.name) not in inline]
+            async for action in self.fill_fields(step, rest):
+                yield action
+        for sub in step.substeps:
+            async for action in self.follow_step(sub):
+                yield action
+            if self._blocked:
+                return
+        if step.alternatives:  # follow the first way; the others are not taken
+            first, *others = step.alternatives
+            for alternative_step in first.steps:
+                async for action in self.follow_step(alternative_step):
+                    yield action
+                if self._blocked:
+                    return
+            for other in others:
+                for skipped in other.steps:
+                    self.step_status.setdefault(skipped.number, StepStatus.SKIPPED)
+        self.step_status.setdefault(step.number, StepStatus.FOLLOWED)
+
+    async def follow_action(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        match act.intent:
+            case Intent.OPEN_CONSOLE:
+                async for action in self.open_console(step, act):
+                    yield action
+            case Intent.OPEN_URL:
+                async for action in self.open_url(step, act):
+                    yield action
+            case Intent.SELECT_REGION:
+                async for action in self.select_region(step, act):
+                    yield action
+            case Intent.NAVIGATE:
+                async for action in self.navigate(step, act):
+                    yield action
+            case Intent.CLICK | Intent.CONFIRM:
+                async for action in self.click(step, act):
+                    yield action
+            case Intent.FILL:
+                field = Field(name=act.target or "", line=act.line, value=act.value)
+                async for action in self.fill_fields(step, [field]):
+                    yield action
+            case Intent.SELECT:
+                async for action in self.select(step, act):
+                    yield action
+            case Intent.TOGGLE:
+                async for action in self.toggle(step, act):
+                    yield action
+            case Intent.CONFIGURE:
+                if step.fields:
+                    async for action in self.fill_fields(step, step.fields):
+                        yield action
+                else:
+                    yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, step.text, "no parameter table to follow")
+            case Intent.VERIFY:
+                async for action in self.verify(step, act):
+                    yield action
+            case _:
+                yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, step.text, "no action the literal policy can take")
+
+    # -- intents ---------------------------------------------------------------------
+
+    async def open_console(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        name = act.target or ""
+        found = self.find(name, ("link",))
+        if found.kind is not MatchKind.EXACT and found.kind is not MatchKind.NORMALIZED and name:
+            bare = re.sub(r"\s*(?:(?:management\s+)?console|(?:管理)?控制台)\s*$", "", name, flags=re.I)
+            for candidate in dict.fromkeys((bare, f"{bare} console")):
+                if candidate and candidate != name:
+                    other = self.find(candidate, ("link",))
+                    if other.kind in (MatchKind.EXACT, MatchKind.NORMALIZED):
+                        found = other
+                        break
+        if found.element is None:
+            async for action in self.stuck(Stuck(step, act, self.finding(
+                    step, act.line, FindingKind.ELEMENT_NOT_FOUND, name or "the console", "no link to it on the console home page",
+                    found.nearest), fatal=True)):
+                yield action
+            return
+        async for action in self.act_on(step, act, name, found, ActionKind.CLICK):
+            yield action
+
+    async def open_url(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        obs = self.observation
+        url = act.url or ""
+        if url.startswith("/") or (obs and url.startswith(_origin(obs.url))):
+            yield Action(ActionKind.GOTO, value=url, step=step.number, target=url)
+        else:
+            yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, url, "a page outside the console under test")
+
+    async def select_region(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        wanted = act.value or REGION_NAMES.get(self.task.region or "", None)
+        combo = self.find("Region", ("combobox", "button", "listbox"))
+        if combo.element is None:
+            if act.value:  # the doc names a region but the page has no selector
+                yield self.flag(step, act.line, FindingKind.ELEMENT_NOT_FOUND, "the region selector", "no region selector on the page", combo.nearest)
+            return
+        if not wanted:
+            return  # "select a region": the current one will do
+        options = [e.name for e in children(self.elements, combo.element) if e.role == "option"]
+        current = next((e.name for e in children(self.elements, combo.element) if e.role == "option" and "selected" in e.attributes), None)
+        if current and normalize(current) == normalize(wanted):
+            return
+        choice = _best(wanted, options, self.options.close_threshold)
+        if options and choice is None:
+            yield self.flag(step, act.line, FindingKind.VALUE_REJECTED, f"region {wanted}", "not offered by the region selector", options[:5])
+            return
+        yield Action(ActionKind.SELECT, ref=combo.element.ref, value=choice or wanted, target="Region", step=step.number)
+
+    async def navigate(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        path = act.path or ([act.target] if act.target else [])
+        expected = " > ".join(path)
+        for index, item in enumerate(path):
+            found = self.find(item, MENU_ROLES)
+            last = index == len(path) - 1
+            if found.element is None:
+                if not last and self.find(path[index + 1], MENU_ROLES).element is not None:
+                    shown = self.find(item, None)
+                    if shown.element is None or shown.kind is MatchKind.CLOSE:  # the menu moved
+                        yield self.flag(step, act.line, FindingKind.MENU_MOVED, expected,
+                                        f"no menu '{item}'; '{path[index + 1]}' is elsewhere", found.nearest)
+                    continue  # a group title that is not clickable
+                async for action in self.stuck(Stuck(step, act, self.finding(
+                        step, act.line, FindingKind.ELEMENT_NOT_FOUND, expected, f"no menu item '{item}'",
+                        found.nearest), fatal=True)):
+                    yield action
+                return
+            if not last and "expanded" in found.element.attributes:
+                continue  # an expanded group: nothing to click
+            async for action in self.act_on(step, act, item, found, ActionKind.CLICK, expected=expected):
+                yield action
+
+    async def click(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        label = act.target or (CONFIRM_DEFAULTS[0] if act.intent is Intent.CONFIRM else "")
+        if not label:
+            yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, step.text, "no label to click")
+            return
+        found = self.find(label, CLICKABLE)
+        if found.element is None:
+            async for action in self.stuck(Stuck(step, act, self.finding(
+                    step, act.line, FindingKind.ELEMENT_NOT_FOUND, label, "no such control on the page", found.nearest),
+                    fatal=True)):
+                yield action
+            return
+        async for action in self.act_on(step, act, label, found, ActionKind.CLICK):
+            yield action
+        async for action in self.after_submit(step, act):
+            yield action
+
+    async def select(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        if act.target and act.value:
+            async for action in self.fill_fields(step, [Field(act.target, act.line, act.value)]):
+                yield action
+            return
+        if act.target and not act.value:  # "select a VPC from the **Network** list": any option will do
+            field = self.find(act.target, ("combobox", "listbox", "group", "radiogroup"))
+            if field.element is not None:
+                async for action in self.pick_any(step, act, field):
+                    yield action
+                return
+        choice = act.value or act.target or ""
+        found = self.find(choice, ("radio", "option", "tab", "checkbox", "menuitem", "link", "button"))
+        if found.element is None:
+            async for action in self.stuck(Stuck(step, act, self.finding(
+                    step, act.line, FindingKind.ELEMENT_NOT_FOUND, choice, "no such option on the page", found.nearest),
+                    fatal=False)):
+                yield action
+            return
+        kind = ActionKind.CHECK if found.element.role in ("radio", "checkbox") else ActionKind.CLICK
+        async for action in self.act_on(step, act, choice, found, kind):
+            yield action
+
+    async def pick_any(self, step: Step, act: DocAction, field: Located) -> AsyncIterator[Action]:
+        """The doc names a list but no value: keep a real selection, else take the first real option."""
+        element = field.element
+        assert element is not None
+        if field.kind is MatchKind.CLOSE:
+            yield self.flag(step, act.line, FindingKind.LABEL_CHANGED, act.target or "", element.name)
+        inner = children(self.elements, element)
+        options = [e for e in inner if e.role in ("option", "radio") and e.name and not _is_placeholder(e.name)]
+        if any("selected" in e.attributes or e.checked for e in options):
+            return
+        if not options:
+            yield self.flag(step, act.line, FindingKind.VALUE_REJECTED, act.target or "", "the list offers nothing to select")
+            return
+        first = options[0]
+        if first.role == "radio":
+            yield Action(ActionKind.CHECK, ref=first.ref, target=f"{element.name}: {first.name}", step=step.number)
+        else:
+            yield Action(ActionKind.SELECT, ref=element.ref, value=first.name, target=element.name, step=step.number)
+
+    async def toggle(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        label = act.target or ""
+        found = self.find(label, ("switch", "checkbox", "radio", "button"))
+        if found.element is None:
+            async for action in self.stuck(Stuck(step, act, self.finding(
+                    step, act.line, FindingKind.ELEMENT_NOT_FOUND, label, "no such switch or check box", found.nearest),
+                    fatal=False)):
+                yield action
+            return
+        off = (act.value or "on").lower() in OFF_WORDS or act.value == "off"
+        if found.element.checked != (not off) or found.element.role == "button":
+            kind = ActionKind.CLICK if found.element.role == "button" else (ActionKind.UNCHECK if off else ActionKind.CHECK)
+            async for action in self.act_on(step, act, label, found, kind):
+                yield action
+        elif found.kind is MatchKind.CLOSE:
+            yield self.flag(step, act.line, FindingKind.LABEL_CHANGED, label, found.element.name)
+
+    async def verify(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        names = [value for value in self.typed if self.task.context.get("suffix", "\0") in value]
+        if act.target:
+            found = self.find(act.target, None)
+            if found.element is not None and found.kind is not MatchKind.CLOSE:
+                return
+        if names and any(name in (self.observation.snapshot if self.observation else "") for name in names):
+            return  # what we created shows on the page
+        yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, step.text, "checked by the success criteria, not literally")
+
+    # -- parameter tables and inline values ------------------------------------------
+
+    async def fill_fields(self, step: Step, fields: Sequence[Field]) -> AsyncIterator[Action]:
+        for field in fields:
+            if not field.name.strip():
+                continue
+            if field.value is None and not field.options:
+                if NAME_FIELD.search(field.name):  # a name the doc leaves to the reader
+                    async for action in self.fill_blank_name(step, field):
+                        yield action
+                continue  # nothing to enter: the default stands
+            async for action in self.fill_field(step, field):
+                yield action
+
+    async def fill_blank_name(self, step: Step, field: Field) -> AsyncIterator[Action]:
+        found = self.find(field.name, ("textbox",))
+        if found.element is None or found.kind is MatchKind.CLOSE:
+            return
+        value = self.task.resolve(f"<{field.name}>")
+        self.typed.append(value)
+        yield Action(ActionKind.FILL, ref=found.element.ref, value=value, target=field.name, step=step.number)
+
+    async def fill_field(self, step: Step, field: Field) -> AsyncIterator[Action]:
+        value = self.task.resolve(field.value if field.value is not None else field.options[0])
+        found = self.find(field.name, FIELD_ROLES)
+        if found.element is None:
+            shown = self.find(field.name, ("status", "cell", "generic", "text", "paragraph"))
+            if shown.element is not None and shown.kind is not MatchKind.CLOSE:
+                return  # a read-only value the page shows: nothing to enter
+            async for action in self.stuck(Stuck(step, None, self.finding(
+                    step, field.line, FindingKind.ELEMENT_NOT_FOUND, f"field {field.name}", "no such field on the page",
+                    found.nearest), fatal=False)):
+                yield action
+            return
+        element = found.element
+        if found.kind is MatchKind.CLOSE:
+            yield self.flag(step, field.line, FindingKind.LABEL_CHANGED, field.name, element.name)
+        if element.role in ("group", "radiogroup"):
+            async for action in self.choose_in_group(step, field, element, value):
+                yield action
+        elif element.role in ("combobox", "listbox"):
+            options = [e.name for e in children(self.elements, element) if e.role == "option"]
+            current = next((e.name for e in children(self.elements, element) if e.role == "option" and "selected" in e.attributes), None)
+            if options:
+                choice = _best(value, options, self.options.close_threshold)
+                if choice is None:
+                    yield self.flag(step, field.line, FindingKind.VALUE_REJECTED, f"{field.name}: {value}", "not among the options", options[:5])
+                    return
+                if choice != value and normalize(choice) != normalize(value):
+                    yield self.flag(step, field.line, FindingKind.LABEL_CHANGED, value, choice)
+                if current == choice:
+                    return
+                value = choice
+            yield Action(ActionKind.SELECT, ref=element.ref, value=value, target=field.name, step=step.number)
+        elif element.role in ("checkbox", "switch"):
+            on = normalize(value) not in {normalize(word) for word in OFF_WORDS}
+            if element.checked != on:
+                yield Action(ActionKind.CHECK if on else ActionKind.UNCHECK, ref=element.ref, target=field.name, step=step.number)
+        else:
+            secret = bool(re.search(r"password|secret|密码", field.name, re.I))
+            self.typed.append(value)
+            yield Action(ActionKind.FILL, ref=element.ref, value=value, target=field.name, step=step.number, secret=secret)
+
+    async def choose_in_group(self, step: Step, field: Field, group: Element, value: str) -> AsyncIterator[Action]:
+        radios = [e for e in children(self.elements, group) if e.role in ("radio", "checkbox", "switch")]
+        names = [e.name for e in radios]
+        choice = _best(value, names, self.options.close_threshold)
+        if choice is None:
+            yield self.flag(step, field.line, FindingKind.VALUE_REJECTED, f"{field.name}: {value}", "not among the options", names[:5])
+            return
+        if normalize(choice) != normalize(value):
+            yield self.flag(step, field.line, FindingKind.LABEL_CHANGED, value, choice)
+        radio = next(e for e in radios if e.name == choice)
+        if not radio.checked:
+            yield Action(ActionKind.CHECK, ref=radio.ref, target=f"{field.name}: {choice}", step=step.number)
+
+    async def after_submit(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        """After a click, an error the page shows in a form means the doc's values or
+        steps no longer satisfy the console."""
+        obs = self.observation
+        if obs is None:
+            return
+        alerts = [e for e in obs.elements if e.role == "alert" and e.name and (e.in_dialog or e.inside("form") or e.inside("main"))]
+        if not alerts:
+            return
+        message = alerts[0].name
+        kind = FindingKind.MISSING_STEP if REQUIRED.search(message) else FindingKind.VALUE_REJECTED
+        async for action in self.stuck(Stuck(step, act, self.finding(step, act.line, kind, step.text, message), fatal=True)):
+            yield action
+
+    # -- shared ----------------------------------------------------------------------
+
+    @property
+    def elements(self) -> list[Element]:
+        return self.observation.elements if self.observation else []
+
+    def find(self, label: str, roles: Sequence[str] | None) -> Located:
+        """``label`` among the elements one can act on (those with a ref)."""
+        actionable = [e for e in self.elements if e.ref]
+        return locate(label, actionable, roles, threshold=self.options.close_threshold)
+
+    async def act_on(self, step: Step, act: DocAction, label: str, found: Located, kind: ActionKind,
+                     expected: str | None = None) -> AsyncIterator[Action]:
+        element = found.element
+        assert element is not None
+        if found.kind is MatchKind.CLOSE:
+            yield self.flag(step, act.line, FindingKind.LABEL_CHANGED, expected or label, element.name)
+        yield Action(kind, ref=element.ref, target=f"{element.role} '{element.name}'", step=step.number)
+
+    async def stuck(self, stuck: Stuck) -> AsyncIterator[Action]:
+        """Where a step cannot be followed as written: flag it, and stop when the rest
+        depends on it. A hybrid policy overrides this to let a model take the step.
+
+        An element missing from an empty list is no doc defect: the resource the step
+        acts on does not exist (a prerequisite the environment lacks), so the
+        procedure ends as not ready instead of flagging drift."""
+        empty = self.empty_list() if stuck.finding.kind is FindingKind.ELEMENT_NOT_FOUND else None
+        if empty is not None:
+            self._blocked = (f"prerequisite missing at step {stuck.step.number}: '{stuck.finding.expected}' acts on "
+                             f"an existing resource, but the list on {empty} is empty (declare it with `requires:` "
+                             "so it is provisioned)")
+            self._environment = True
+            return
+        yield Action(ActionKind.FLAG_STEP, finding=stuck.finding, step=stuck.step.number)
+        if stuck.fatal:
+            self._blocked = f"step {stuck.step.number}: {stuck.finding.message}"
+
+    def empty_list(self) -> str | None:
+        """The page (URL) when it shows an empty list, else None."""
+        obs = self.observation
+        if obs is None:
+            return None
+        for element in obs.elements:
+            if element.role in ("status", "cell", "paragraph", "generic", "text") and EMPTY.search(element.name or ""):
+                return _path(obs.url)
+        return None
+
+    def finding(self, step: Step, line: int, kind: FindingKind, expected: str, observed: str,
+                candidates: Sequence[str] = ()) -> Finding:
+        return Finding(kind, self.procedure.path, line, step.number, expected, observed, list(candidates))
+
+    def flag(self, step: Step, line: int, kind: FindingKind, expected: str, observed: str,
+             candidates: Sequence[str] = ()) -> Action:
+        finding = self.finding(step, line, kind, expected, observed, candidates)
+        return Action(ActionKind.FLAG_STEP, finding=finding, step=step.number)
+
+
+def _best(wanted: str, names: Sequence[str], threshold: float) -> str | None:
+    """The option among ``names`` that is ``wanted``: exact, normalized, or the same
+    but for a parenthesised short form. Options are not matched loosely: "Public
+    Read" is not "Public Read/Write" (``threshold`` only admits near-identical
+    spellings, above the larger of it and 0.9)."""
+    if wanted in names:
+        return wanted
+    key = normalize(wanted)
+    for name in names:
+        if normalize(name) == key:
+            return name
+    strict = max(threshold, 0.9)
+    scored = sorted(((similarity(wanted, name), name) for name in names), reverse=True)
+    for score, name in scored:
+        if score >= strict or (score >= CLOSE_THRESHOLD and _same_but_short_form(wanted, name)):
+            return name
+    return None
+
+
+def _same_but_short_form(a: str, b: str) -> bool:
+    return ("(" in a or "(" in b) and difflib.SequenceMatcher(None, normalize(a), normalize(b)).ratio() < CLOSE_THRESHOLD
+
+
+def _is_placeholder(name: str) -> bool:
+    return bool(re.match(r"^(?:-+|select\b.*|please select.*|choose\b.*|请选择.*|none)$", name.strip(), re.I))
+
+
+def _path(url: str) -> str:
+    match = re.match(r"^[a-z]+://[^/]+(/[^?#]*)?", url)
+    return (match.group(1) or "/") if match else url
+
+
+def _origin(url: str) -> str:
+    match = re.match(r"^[a-z]+://[^/]+", url)
+    return match.group(0) if match else url

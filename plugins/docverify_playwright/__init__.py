@@ -1,0 +1,15 @@
+"""Built-in plugin ``playwright``: the browser executor (Chromium through Playwright).
+
+Only the hook lives here; Playwright is imported when a run opens the browser.
+"""
+
+from __future__ import annotations
+
+from docverify.hookspecs import hookimpl
+
+
+@hookimpl
+def register_executors(register):
+    from docverify_playwright.executor import PlaywrightExecutor
+
+    register(PlaywrightExecutor)

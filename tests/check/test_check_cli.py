@@ -1,0 +1,237 @@
+"""`docverify check` as a user runs it: real sandbox, real Chromium, real exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from docverify.cli import cli
+from docverify.errors import ExitCode
+
+PASSING = """\
+    # Create a bucket
+
+    <!-- docverify:
+    id: bucket-ok
+    expect:
+      - {event: PutBucket, service: Oss}
+    -->
+    ## Procedure
+
+    1. Log on to the OSS console.
+    2. In the left-side navigation pane, click **Buckets**.
+    3. Click **Create Bucket**.
+    4. Configure the following parameters.
+
+        |Parameter|Value|
+        |---|---|
+        |**Bucket Name**|`docs-check-<suffix>`|
+        |**ACL**|**Private**|
+
+    5. Click **OK**.
+"""
+
+DRIFTING = """\
+    # Create a bucket the old way
+
+    <!-- docverify:
+    id: bucket-old
+    expect:
+      - {event: PutBucket, service: Oss}
+    -->
+    ## Procedure
+
+    1. Log on to the OSS console.
+    2. In the left-side navigation pane, click **Buckets**.
+    3. Click **Create Bucket**.
+    4. Set **Bucket Name** to `docs-old-<suffix>`.
+    5. Set **Access Control List \\(ACL\\)** to **Private**.
+    6. Click **OK**.
+"""
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def docs(tmp_path):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    write(folder, "ok.md", PASSING)
+    write(folder, "old.md", DRIFTING)
+    return folder
+
+
+def invoke(*args: str, cwd: Path | None = None):
+    runner = CliRunner()
+    if cwd is None:
+        return runner.invoke(cli, list(args))
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return runner.invoke(cli, list(args))
+    finally:
+        os.chdir(old)
+
+
+# -- without a browser -------------------------------------------------------------------
+
+
+def test_dry_run_plans_without_running(docs):
+    result = invoke("check", str(docs), "--dry-run", "--no-store")
+    assert result.exit_code == 0, result.output
+    assert "bucket-ok" in result.output and "Oss:PutBucket" in result.output
+    assert "2 procedure(s) would run" in result.output
+
+
+def test_a_path_without_procedures_exits_5(tmp_path):
+    write(tmp_path, "notes.md", "# Notes\n\nNothing to do here.\n")
+    result = invoke("check", str(tmp_path), "--no-store")
+    assert result.exit_code == ExitCode.NO_PROCEDURES
+    assert "no procedures to check" in result.output
+
+
+def test_skipped_procedures_are_said_and_not_run(tmp_path):
+    write(tmp_path, "skip.md", """\
+        <!-- docverify:
+        skip: needs a real-name verified account
+        -->
+        # Verify
+
+        1. Click **Verify**.
+    """)
+    result = invoke("check", str(tmp_path), "--no-store")
+    assert result.exit_code == ExitCode.NO_PROCEDURES
+    assert "skipped by its annotation: needs a real-name verified account" in result.output
+    assert "(all skipped)" in result.output
+
+
+def test_bad_options_are_usage_errors(docs):
+    result = invoke("check", str(docs), "--fail-on", "drift,oops", "--no-store")
+    assert result.exit_code == ExitCode.USAGE and "unknown oops" in result.output
+    result = invoke("check", str(docs), "--report", "json", "--no-store")
+    assert result.exit_code == ExitCode.USAGE and "--output" in result.output
+    result = invoke("check", str(docs), "-k", "bucket and", "--no-store")
+    assert result.exit_code == ExitCode.USAGE and "expected a word after 'and'" in result.output
+    result = invoke("check", f"{docs / 'ok.md'}#nope", "--no-store", "--dry-run")
+    assert result.exit_code == ExitCode.USAGE and "bucket-ok" in result.output
+    result = invoke("check", str(docs), "--set", "console.sandbox.nosuch=1", "--no-store")
+    assert result.exit_code == ExitCode.USAGE and "nosuch" in result.output
+
+
+def test_selection_by_fragment_and_keyword(docs):
+    result = invoke("check", f"{docs / 'ok.md'}#bucket-ok", "--dry-run", "--no-store")
+    assert "bucket-ok" in result.output and "bucket-old" not in result.output
+    result = invoke("check", str(docs), "-k", "old and not ok", "--dry-run", "--no-store")
+    assert "bucket-old" in result.output and "bucket-ok" not in result.output
+
+
+# -- with the browser -------------------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_pass_and_drift_with_reports(docs, tmp_path, chromium, monkeypatch):
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    out = tmp_path / "out"
+    result = invoke("check", str(docs), "--jobs", "2", "--report", "json,junit,github", "--output", str(out),
+                    "--no-store")
+    assert result.exit_code == ExitCode.DEFECTS, result.output
+    data = json.loads((out / "docverify.json").read_text())
+    verdicts = {r["id"]: r for r in data["results"]}
+    assert verdicts["bucket-ok"]["verdict"] == "PASS", verdicts["bucket-ok"]["reason"]
+    assert verdicts["bucket-ok"]["check"]["goal_reached"] is True
+    old = verdicts["bucket-old"]
+    assert old["verdict"] == "DRIFT"
+    [finding] = old["findings"]
+    assert (finding["kind"], finding["line"], finding["observed"]) == ("label_changed", 14, "ACL")
+    assert old["goal_reached"] is True  # the goal was still reached, by the renamed field
+    # the GitHub annotation points at the doc's own line
+    assert f"::error file={docs / 'old.md'},line=14," in result.output
+    assert "bucket-old" in summary.read_text()
+    assert (out / "junit.xml").exists()
+
+
+@pytest.mark.browser
+def test_the_2021_release_passes_the_old_doc(docs, chromium):
+    result = invoke("check", f"{docs / 'old.md'}", "--set", "console.sandbox.release=2021-06", "--no-store")
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.browser
+def test_a_console_that_is_down_is_env_error_naming_it(docs, chromium):
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result = invoke("check", str(docs / "ok.md"), "--set", f"console.sandbox.url=http://127.0.0.1:{port}",
+                    "--no-store")
+    assert result.exit_code == ExitCode.ENVIRONMENT, result.output
+    assert f"http://127.0.0.1:{port}" in result.output and "ENV_ERROR" in result.output
+
+
+def chromium_pids() -> set[int]:
+    """Chromium processes of this user (to prove none is left behind)."""
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmd = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"chrom" in cmd.split(b"\0")[0]:
+                pids.add(int(entry.name))
+    return pids
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_ctrl_c_saves_results_closes_the_browser_and_resumes(tmp_path, chromium):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for index in range(4):
+        write(folder, f"b{index}.md", PASSING.replace("bucket-ok", f"bucket-{index}"))
+    before = chromium_pids()
+    env = {**os.environ, "DOCVERIFY_JOBS": "1"}
+    process = subprocess.Popen([sys.executable, "-m", "docverify", "check", str(folder)], cwd=tmp_path, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    db = tmp_path / ".docverify" / "results.db"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:  # wait until one result is saved
+        if db.exists():
+            try:
+                with sqlite3.connect(db) as connection:
+                    if connection.execute("select count(*) from results").fetchone()[0] >= 1:
+                        break
+            except sqlite3.Error:
+                pass
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    output = process.communicate(timeout=60)[0].decode()
+    assert process.returncode == ExitCode.INTERRUPTED, output
+    assert "--resume" in output
+    time.sleep(0.5)
+    assert not (chromium_pids() - before), "a browser process was left behind"
+    with sqlite3.connect(db) as connection:
+        saved = connection.execute("select count(*) from results").fetchone()[0]
+        interrupted = connection.execute("select interrupted from runs").fetchone()[0]
+    assert saved >= 1 and interrupted == 1
+    resumed = invoke("check", str(folder), "--resume", "--report", "json", "--output", str(tmp_path / "out"),
+                     cwd=tmp_path)
+    assert resumed.exit_code == 0, resumed.output
+    data = json.loads((tmp_path / "out" / "docverify.json").read_text())
+    assert data["resumed"] == saved and len(data["results"]) == 4

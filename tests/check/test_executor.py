@@ -1,0 +1,95 @@
+"""The playwright executor on the real sandbox: sign-in once, refs, allowlist, timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from pathlib import Path
+
+import pytest
+
+from docverify.actions import Action, ActionKind
+from docverify.console import LoginForm
+from docverify.errors import EnvironmentProblem
+from docverify_playwright.executor import PlaywrightExecutor
+from docverify_sandbox.console import SandboxConsole
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    with SandboxConsole(SandboxConsole.Options(latency_ms=0)).start() as endpoint:
+        yield endpoint
+
+
+def run(coroutine):
+    return asyncio.run(coroutine)
+
+
+def ref(observation, role, name):
+    return next(e.ref for e in observation.elements if e.role == role and e.name == name and e.ref)
+
+
+def test_sessions_start_signed_in_and_act_by_ref(endpoint, tmp_path, chromium):
+    async def scenario():
+        async with PlaywrightExecutor().open(endpoint, tmp_path) as xrun:
+            async with xrun.session("one") as session:
+                home = await session.observe()
+                assert home.url.endswith("/console") and "OSS console" in home.snapshot
+                result = await session.apply(Action(ActionKind.CLICK, ref=ref(home, "link", "OSS console")))
+                assert result.ok and result.seconds > 0
+                page = await session.observe(screenshot=True)
+                assert page.url.endswith("/console/oss/bucket") and page.screenshot[:4] == b"\x89PNG"
+                stale = await session.apply(Action(ActionKind.CLICK, ref=ref(home, "link", "ECS console") + "0"))
+                assert not stale.ok and "latest snapshot" in stale.error
+                outside = await session.apply(Action(ActionKind.GOTO, value="https://example.com/"))
+                assert not outside.ok and "outside the console" in outside.error
+            async with xrun.session("two") as session:  # a fresh context: still signed in
+                assert (await session.observe()).url.endswith("/console")
+
+    run(scenario())
+
+
+def test_requests_outside_the_console_are_blocked_and_reported(endpoint, tmp_path, chromium):
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", 0))
+        port = other.getsockname()[1]
+
+        async def scenario():
+            async with PlaywrightExecutor().open(endpoint, tmp_path) as xrun:
+                async with xrun.session("net") as session:
+                    await session.observe()
+                    for url in ("http://example.com/x.js", f"http://127.0.0.1:{port}/y"):
+                        outcome = await session.page.evaluate(
+                            "u => fetch(u).then(() => 'reached', () => 'blocked')", url)
+                        assert outcome == "blocked"
+                    observation = await session.observe()
+                    assert "example.com/x.js" in observation.error and f"127.0.0.1:{port}/y" in observation.error
+
+        run(scenario())
+
+
+def test_a_wrong_password_is_an_environment_problem(endpoint, tmp_path, chromium):
+    from dataclasses import replace
+
+    wrong = replace(endpoint, login=LoginForm(endpoint.login.url, endpoint.login.user, "not-the-password"))
+
+    async def scenario():
+        async with PlaywrightExecutor().open(wrong, tmp_path):
+            pass
+
+    with pytest.raises(EnvironmentProblem, match="signing in .* failed"):
+        run(scenario())
+
+
+def test_a_missing_browser_says_how_to_install_one(endpoint, tmp_path):
+    executor = PlaywrightExecutor(PlaywrightExecutor.Options(browser_path=str(tmp_path / "no-chromium")))
+
+    async def scenario():
+        async with executor.open(endpoint, tmp_path):
+            pass
+
+    with pytest.raises(EnvironmentProblem, match="not an executable") as raised:
+        run(scenario())
+    assert "apt-get install chromium" in raised.value.hint

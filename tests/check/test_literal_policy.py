@@ -1,0 +1,293 @@
+"""The literal policy, turn by turn, on hand-written accessibility snapshots (no browser)."""
+
+from __future__ import annotations
+
+import asyncio
+import textwrap
+
+from docverify.actions import Action, ActionKind, Observation
+from docverify.spec.parser import parse_text
+from docverify.task import make_task
+from docverify.trajectory import StepStatus
+from docverify.verdict import FindingKind
+from docverify_literal.policy import LiteralPolicy
+
+
+def episode(markdown: str):
+    document = parse_text(textwrap.dedent(markdown), "doc.md")
+    assert document.procedures, document.diagnostics
+    task = make_task(document.procedures[0], suffix="abc123", default_region="cn-hangzhou")
+    return LiteralPolicy().start(task)
+
+
+def page(snapshot: str, error: str | None = None) -> Observation:
+    return Observation("http://console.test/x", "Console", textwrap.dedent(snapshot).strip("\n"), error)
+
+
+LOOP = asyncio.new_event_loop()  # one loop, as in a run: the episode is an async generator
+
+
+def act(ep, observation: Observation) -> Action:
+    return LOOP.run_until_complete(ep.next_action(observation))
+
+
+HOME = page('''
+    - banner [ref=e1]:
+      - link "OSS console" [ref=e2]
+      - link "ECS console" [ref=e3]
+    - main [ref=e4]:
+      - heading "Console" [level=1] [ref=e5]
+''')
+
+BUCKETS = page('''
+    - navigation "Object Storage Service navigation" [ref=e10]:
+      - link "Buckets" [ref=e11]
+    - main [ref=e12]:
+      - button "Create Bucket" [ref=e13]
+''')
+
+CREATE = page('''
+    - main [ref=e12]:
+      - dialog "Create Bucket" [ref=e20]:
+        - textbox "Bucket Name" [ref=e21]
+        - status "Region" [ref=e22]: China (Hangzhou)
+        - group "Storage Class" [ref=e23]:
+          - radio "Standard" [checked] [ref=e24]
+          - radio "IA" [ref=e25]
+        - group "ACL" [ref=e26]:
+          - radio "Private" [checked] [ref=e27]
+          - radio "Public Read" [ref=e28]
+        - combobox "Encryption Method" [ref=e29]:
+          - option "None" [selected]
+          - option "OSS-Managed"
+        - switch "Versioning" [ref=e30]
+        - button "OK" [ref=e31]
+        - button "Cancel" [ref=e32]
+''')
+
+BUCKET_DOC = """
+    # Create a bucket
+
+    1. Log on to the OSS console.
+    2. In the left-side navigation pane, click **Buckets**. Click **Create Bucket**.
+    3. Configure the parameters described in the following table.
+
+        |Parameter|Value|Description|
+        |---|---|---|
+        |**Bucket Name**|`docs-<suffix>`|Unique name.|
+        |**Region**|China \\(Hangzhou\\)|Shown only.|
+        |**Storage Class**|**IA**|The class.|
+        |**Access Control List \\(ACL\\)**|**Public Read**|Who reads.|
+        |**Encryption Method**|**OSS-Managed**|Server side.|
+
+    4. Turn on **Versioning**.
+    5. Click **OK**.
+"""
+
+
+def test_follows_a_procedure_and_flags_a_renamed_field():
+    ep = episode(BUCKET_DOC)
+    first = act(ep, HOME)
+    assert (first.kind, first.ref, first.step) == (ActionKind.CLICK, "e2", "1")
+    assert act(ep, BUCKETS).ref == "e11"
+    assert act(ep, BUCKETS).ref == "e13"
+    fill = act(ep, CREATE)
+    assert (fill.kind, fill.ref, fill.value) == (ActionKind.FILL, "e21", "docs-abc123")
+    radio = act(ep, CREATE)
+    assert (radio.kind, radio.ref) == (ActionKind.CHECK, "e25")  # Region is shown, not entered
+    flag = act(ep, CREATE)
+    assert flag.kind is ActionKind.FLAG_STEP
+    assert flag.finding.kind is FindingKind.LABEL_CHANGED
+    assert (flag.finding.expected, flag.finding.observed) == ("Access Control List (ACL)", "ACL")
+    assert flag.finding.line == 13  # the table row's own line
+    assert act(ep, CREATE).ref == "e28"
+    select = act(ep, CREATE)
+    assert (select.kind, select.ref, select.value) == (ActionKind.SELECT, "e29", "OSS-Managed")
+    toggle = act(ep, CREATE)
+    assert (toggle.kind, toggle.ref) == (ActionKind.CHECK, "e30")
+    assert act(ep, CREATE).ref == "e31"
+    done = act(ep, BUCKETS)
+    assert (done.kind, done.status) == (ActionKind.DONE, "success")
+    assert ep.step_status["3"] is StepStatus.FOLLOWED
+
+
+def test_a_close_label_is_followed_and_flagged():
+    ep = episode("""
+        # Create an instance
+
+        1. Click **Create Instance**.
+    """)
+    renamed = page('- button "Create ECS Instance" [ref=e5]\n- button "Refresh" [ref=e6]')
+    flag = act(ep, renamed)
+    assert flag.finding.kind is FindingKind.LABEL_CHANGED
+    assert flag.finding.message == "step 1: label changed: doc: Create Instance; console: Create ECS Instance"
+    assert act(ep, renamed).ref == "e5"
+
+
+def test_a_missing_label_is_element_not_found_with_the_nearest_names_and_stops():
+    ep = episode("""
+        # Bind
+
+        1. Click **Bind Resource**.
+        2. Click **OK**.
+    """)
+    shown = page('- button "Associate with Resource" [ref=e5]\n- button "Release" [ref=e6]')
+    flag = act(ep, shown)
+    assert flag.finding.kind is FindingKind.ELEMENT_NOT_FOUND
+    assert flag.finding.candidates[0] == "Associate with Resource"
+    done = act(ep, shown)
+    assert (done.kind, done.status) == (ActionKind.DONE, "blocked")
+    assert "Bind Resource" in done.message
+
+
+def test_a_moved_menu_is_flagged_and_followed():
+    ep = episode("""
+        # Security groups
+
+        1. In the left-side navigation pane, choose **Network & Security** \\> **Security Groups**.
+    """)
+    nav = page('''
+        - navigation "ECS" [ref=e1]:
+          - button "Network" [expanded] [ref=e2]
+          - link "Security Groups" [ref=e3]
+    ''')
+    flag = act(ep, nav)
+    assert flag.finding.kind is FindingKind.MENU_MOVED
+    assert flag.finding.expected == "Network & Security > Security Groups"
+    assert act(ep, nav).ref == "e3"
+
+
+def test_a_group_title_that_is_shown_but_not_clickable_is_no_finding():
+    ep = episode("""
+        # Security groups
+
+        1. In the left-side navigation pane, choose **Network & Security** \\> **Security Groups**.
+    """)
+    nav = page('''
+        - navigation "ECS" [ref=e1]:
+          - heading "Network & Security" [level=3] [ref=e2]
+          - link "Security Groups" [ref=e3]
+    ''')
+    assert act(ep, nav).ref == "e3"
+
+
+def test_an_error_shown_after_submit_is_a_missing_step_or_rejected_value():
+    ep = episode("""
+        # Create a key
+
+        1. Click **Create Key**.
+    """)
+    assert act(ep, page('- button "Create Key" [ref=e1]')).ref == "e1"
+    after = page('''
+        - dialog "Create Key" [ref=e2]:
+          - alert [ref=e3]: KMS Instance ID is required.
+          - button "OK" [ref=e4]
+    ''')
+    flag = act(ep, after)
+    assert flag.finding.kind is FindingKind.MISSING_STEP
+    assert flag.finding.observed == "KMS Instance ID is required."
+
+
+def test_a_value_not_among_the_options_is_rejected():
+    ep = episode("""
+        # ACL
+
+        1. Select **Public Read/Write** from **ACL**.
+    """)
+    flag = act(ep, page('''
+        - group "ACL" [ref=e1]:
+          - radio "Private" [checked] [ref=e2]
+          - radio "Public Read" [ref=e3]
+    '''))
+    assert flag.finding.kind is FindingKind.VALUE_REJECTED
+    assert flag.finding.candidates == ["Private", "Public Read"]
+
+
+def test_a_failed_action_stops_the_episode():
+    ep = episode("""
+        # Two clicks
+
+        1. Click **Start**.
+        2. Click **OK**.
+    """)
+    assert act(ep, page('- button "Start" [ref=e1]')).ref == "e1"
+    done = act(ep, page('- button "OK" [ref=e2]', error="Timeout 5000ms exceeded"))
+    assert (done.kind, done.status) == (ActionKind.DONE, "blocked")
+    assert "Timeout" in done.message
+
+
+def test_free_text_and_verify_steps_are_not_verifiable_not_drift():
+    ep = episode("""
+        # Think
+
+        1. Decide which bucket you need.
+        2. Check that the bucket appears in the list.
+    """)
+    empty = page('- main [ref=e1]')
+    first, second = act(ep, empty), act(ep, empty)
+    assert first.finding.kind is FindingKind.NOT_VERIFIABLE
+    assert second.finding.kind is FindingKind.NOT_VERIFIABLE
+    assert not first.finding.kind.is_drift
+    assert act(ep, empty).status == "success"
+
+
+def test_passwords_are_typed_as_secrets():
+    ep = episode("""
+        # Reset
+
+        1. Enter `Sandbox-Passw0rd` in the **Logon Password** field.
+    """)
+    fill = act(ep, page('- textbox "Logon Password" [ref=e1]'))
+    assert fill.secret and fill.value == "Sandbox-Passw0rd"
+    assert "Sandbox-Passw0rd" not in fill.describe() and fill.to_dict()["value"] == "••••••"
+
+
+def test_an_element_missing_from_an_empty_list_is_a_missing_prerequisite_not_drift():
+    ep = episode("""
+        # Start an instance
+
+        1. Find the instance and click **Start** in the **Actions** column.
+    """)
+    empty = page('''
+        - main [ref=e1]:
+          - table "Instances" [ref=e2]:
+            - row [ref=e3]:
+              - columnheader "Instance ID/Name" [ref=e4]
+          - status [ref=e5]: No data available.
+    ''')
+    done = act(ep, empty)
+    assert (done.kind, done.status, done.environment) == (ActionKind.DONE, "blocked", True)
+    assert "prerequisite missing" in done.message and "requires:" in done.message
+
+
+def test_console_names_in_chinese_and_with_console_suffixes():
+    ep = episode("""
+        # 创建存储空间
+
+        1. 登录OSS管理控制台。
+    """)
+    found = act(ep, page('- link "OSS console" [ref=e7]\n- link "Object Storage Service" [ref=e8]'))
+    assert (found.kind, found.ref) == (ActionKind.CLICK, "e7")
+    ep = episode("""
+        # SLB
+
+        1. Log on to the Server Load Balancer console.
+    """)
+    found = act(ep, page('- link "SLB console" [ref=e7]\n- link "Server Load Balancer" [ref=e8]'))
+    assert (found.kind, found.ref) == (ActionKind.CLICK, "e8")  # the product name: no finding
+
+
+def test_a_name_the_doc_leaves_blank_is_generated():
+    ep = episode("""
+        # Key pair
+
+        1. Configure the parameters.
+
+            |Parameter|Description|
+            |---|---|
+            |**Key Pair Name**|Enter a name.|
+
+        2. Click **OK**.
+    """)
+    fill = act(ep, page('- textbox "Key Pair Name" [ref=e1]\n- button "OK" [ref=e2]'))
+    assert (fill.kind, fill.value) == (ActionKind.FILL, "docverify-key-pair-name-abc123")

@@ -1,0 +1,216 @@
+"""The `actiontrail` checker against a live sandbox: real API calls, the real audit log, the official client."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+import uuid
+from dataclasses import replace
+
+import pytest
+from pydantic import ValidationError
+
+from docverify.checker import Evidence
+from docverify.errors import EnvironmentProblem
+from docverify.plugins import load_plugins
+from docverify.spec.model import Procedure
+from docverify.task import ExpectedEvent, Task
+from docverify_actiontrail.checker import ActionTrailChecker
+from docverify_sandbox.client import SandboxApiError
+from docverify_sandbox.server import free_port
+from docverify_sandbox.state import DEFAULT_ACCOUNTS
+
+OSS = "2019-05-17"
+FAST = ActionTrailChecker.Options(delay_s=0.2)  #: the sandbox has no delivery delay
+
+
+def name(prefix: str = "docverify-at") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def put_bucket(client, bucket: str) -> None:
+    client.call("PutBucket", OSS, {"BucketName": bucket, "RegionId": "cn-hangzhou"})
+
+
+def task(*criteria: ExpectedEvent, **context: str) -> Task:
+    procedure = Procedure(id="buckets#create-a-bucket", title="Create a bucket", path="buckets.md", line=1, end_line=9)
+    return Task(procedure, criteria=list(criteria), context={"suffix": "s1x2y3", **context})
+
+
+def check(task: Task, endpoint, started: float, finished: float | None = None,
+          options: ActionTrailChecker.Options = FAST):
+    evidence = Evidence(task, [], endpoint, started, finished if finished is not None else time.time())
+    return asyncio.run(ActionTrailChecker(options).check(evidence))
+
+
+def test_the_event_of_a_real_call_is_found(sandbox, client):
+    started = time.time()
+    bucket = name()
+    put_bucket(client, bucket)
+    result = check(task(ExpectedEvent("PutBucket", "Oss", resource=bucket)), sandbox, started)
+    assert result.goal_reached is True
+    [event] = result.evidence
+    assert result.reason == f"audit log: Oss:PutBucket on {bucket} (event id {event['eventId']})"
+    assert event["eventName"] == "PutBucket" and event["serviceName"] == "Oss" and event["resourceName"] == bucket
+    assert "errorCode" not in event and set(event) <= {"eventId", "eventName", "serviceName", "eventTime", "resourceName"}
+
+
+def test_every_criterion_must_be_met(sandbox, client):
+    started = time.time()
+    vpc = client.call("CreateVpc", "2016-04-28", {"RegionId": "cn-hangzhou", "CidrBlock": "10.0.0.0/8"})["VpcId"]
+    both = task(ExpectedEvent("CreateVpc", "Vpc", resource=vpc), ExpectedEvent("CreateVSwitch", "Vpc", resource=vpc))
+    result = check(both, sandbox, started)
+    assert result.goal_reached is False
+    assert result.reason.startswith(f"no Vpc:CreateVSwitch on {vpc} event in the audit log between ")
+    assert [e["eventName"] for e in result.evidence] == ["CreateVpc"]
+
+
+def test_no_event_after_the_delay_budget_is_a_clear_failure(sandbox):
+    started = time.time()
+    begun = time.monotonic()
+    result = check(task(ExpectedEvent("DeleteVpc", "Vpc", resource=name("vpc"))), sandbox, started,
+                   options=ActionTrailChecker.Options(delay_s=0.5, margin_s=0))
+    took = time.monotonic() - begun
+    assert result.goal_reached is False and result.evidence == []
+    assert "no Vpc:DeleteVpc on vpc-" in result.reason and "event in the audit log between 20" in result.reason
+    assert 0.45 <= took < 3  # it kept looking until the budget was spent, not longer
+
+
+def test_an_event_that_arrives_late_is_still_found(sandbox, client):
+    """The audit log lags: the checker keeps querying, backing off, within its budget."""
+    bucket = name()
+    started = time.time()
+
+    async def scenario():
+        evidence = Evidence(task(ExpectedEvent("PutBucket", "Oss", resource=bucket)), [], sandbox, started, time.time())
+        checking = asyncio.create_task(ActionTrailChecker(ActionTrailChecker.Options(delay_s=5)).check(evidence))
+        await asyncio.sleep(0.4)
+        await asyncio.to_thread(put_bucket, client, bucket)
+        return await checking
+
+    begun = time.monotonic()
+    result = asyncio.run(scenario())
+    assert result.goal_reached is True and result.evidence[0]["resourceName"] == bucket
+    assert time.monotonic() - begun < 3
+
+
+def test_a_failed_call_is_not_success_and_the_reason_quotes_the_error(sandbox, client):
+    started = time.time()
+    bad = "Not_A_Valid_Bucket_" + uuid.uuid4().hex[:6]
+    with pytest.raises(SandboxApiError):
+        put_bucket(client, bad)
+    result = check(task(ExpectedEvent("PutBucket", "Oss", resource=bad)), sandbox, started)
+    assert result.goal_reached is False
+    assert result.reason.startswith(f"Oss:PutBucket on {bad} failed: InvalidBucketName: ")
+    assert [e["errorCode"] for e in result.evidence] == ["InvalidBucketName"]
+
+
+def test_a_success_after_failed_attempts_counts_across_pages(sandbox, client):
+    """Newest first, one event a page: two failed retries hide the success until page 3."""
+    started = time.time()
+    bucket = name()
+    put_bucket(client, bucket)
+    for _ in range(2):
+        with pytest.raises(SandboxApiError):
+            put_bucket(client, bucket)  # already exists
+    result = check(task(ExpectedEvent("PutBucket", "Oss", resource=bucket)), sandbox, started,
+                   options=ActionTrailChecker.Options(delay_s=0, max_results=1))
+    assert result.goal_reached is True
+    assert [e.get("errorCode") for e in result.evidence] == [None]
+
+
+def test_the_resource_filter_resolves_placeholders(sandbox, client):
+    started = time.time()
+    mine, other = name(), name()
+    put_bucket(client, other)
+    put_bucket(client, mine)
+    found = check(task(ExpectedEvent("PutBucket", "Oss", resource="<bucket-name>"), **{"bucket-name": mine}),
+                  sandbox, started)
+    assert found.goal_reached is True and [e["resourceName"] for e in found.evidence] == [mine]
+    suffixed = check(task(ExpectedEvent("PutBucket", "Oss", resource="docverify-logs-<suffix>")), sandbox, started)
+    assert suffixed.goal_reached is False and "Oss:PutBucket on docverify-logs-s1x2y3" in suffixed.reason
+
+
+def test_service_names_compare_without_case(sandbox, client):
+    started = time.time()
+    bucket = name()
+    put_bucket(client, bucket)
+    assert check(task(ExpectedEvent("PutBucket", "oss", resource=bucket)), sandbox, started).goal_reached is True
+    assert check(task(ExpectedEvent("PutBucket", resource=bucket)), sandbox, started).goal_reached is True
+    wrong = check(task(ExpectedEvent("PutBucket", "Ecs", resource=bucket)), sandbox, started, options=ActionTrailChecker.Options(delay_s=0))
+    assert wrong.goal_reached is False
+
+
+def test_another_accounts_events_are_not_counted(sandbox, client, other_client):
+    started = time.time()
+    theirs, mine = name(), name()
+    put_bucket(other_client, theirs)
+    put_bucket(client, mine)
+    # the audit log answers for the credentials' account only
+    assert check(task(ExpectedEvent("PutBucket", "Oss", resource=theirs)), sandbox, started).goal_reached is False
+    # and the checker keeps only events of the endpoint's account, whatever the credentials see
+    elsewhere = replace(sandbox, extra={**sandbox.extra, "account_id": DEFAULT_ACCOUNTS[1].account_id})
+    assert check(task(ExpectedEvent("PutBucket", "Oss", resource=mine)), elsewhere, started).goal_reached is False
+    assert check(task(ExpectedEvent("PutBucket", "Oss", resource=mine)), sandbox, started).goal_reached is True
+
+
+def test_events_outside_the_window_are_not_counted(sandbox, client):
+    bucket = name()
+    put_bucket(client, bucket)
+    now = time.time()
+    result = check(task(ExpectedEvent("PutBucket", "Oss", resource=bucket)), sandbox, now - 120, now - 60,
+                   options=ActionTrailChecker.Options(delay_s=0))
+    assert result.goal_reached is False
+
+
+def test_an_unreachable_audit_log_is_an_environment_problem(sandbox):
+    closed = f"127.0.0.1:{free_port()}"
+    endpoint = replace(sandbox, audit_url=closed)
+    with pytest.raises(EnvironmentProblem, match=f"cannot reach the audit log at http://{closed}"):
+        check(task(ExpectedEvent("PutBucket", "Oss")), endpoint, time.time(), options=ActionTrailChecker.Options(delay_s=0.3))
+
+
+def test_refused_credentials_are_an_environment_problem_without_the_secret(sandbox):
+    options = ActionTrailChecker.Options(delay_s=0, access_key_secret="forged-secret-value")
+    with pytest.raises(EnvironmentProblem) as info:
+        check(task(ExpectedEvent("PutBucket", "Oss")), sandbox, time.time(), options=options)
+    assert "SignatureDoesNotMatch" in str(info.value) and sandbox.audit_url in str(info.value)
+    assert "forged-secret-value" not in str(info.value)
+    assert "forged-secret-value" not in repr(options)
+
+
+def test_credentials_from_the_options_are_used(sandbox, other_client):
+    started = time.time()
+    bucket = name()
+    put_bucket(other_client, bucket)
+    other = DEFAULT_ACCOUNTS[1]
+    options = ActionTrailChecker.Options(delay_s=0, access_key_id=other.admin_access_key_id,
+                                         access_key_secret=other.admin_access_key_secret)
+    endpoint = replace(sandbox, extra={**sandbox.extra, "account_id": other.account_id})
+    assert check(task(ExpectedEvent("PutBucket", "Oss", resource=bucket)), endpoint, started, options=options).goal_reached
+
+
+def test_missing_client_says_what_to_install(sandbox, monkeypatch):
+    monkeypatch.setitem(sys.modules, "alibabacloud_actiontrail20200706.client", None)
+    with pytest.raises(EnvironmentProblem, match=r"pip install 'docverify\[actiontrail\]'"):
+        check(task(ExpectedEvent("PutBucket", "Oss")), sandbox, time.time())
+
+
+def test_applies_only_to_tasks_with_criteria():
+    checker = ActionTrailChecker()
+    assert checker.applies(task(ExpectedEvent("PutBucket", "Oss"))) is True
+    assert checker.applies(task()) is False
+
+
+def test_options_are_strict():
+    with pytest.raises(ValidationError):
+        ActionTrailChecker.Options(delay=3)
+    with pytest.raises(ValidationError):
+        ActionTrailChecker.Options(max_results=51)
+
+
+def test_registered_as_a_builtin_checker():
+    plugins = load_plugins()
+    entry = plugins.registry("checkers").entry("actiontrail")
+    assert entry.obj is ActionTrailChecker and plugins.origin(entry).builtin
