@@ -82,7 +82,7 @@ def _family(*names: str) -> Any:
 class Settings(_Section):
     """The whole configuration tree."""
 
-    jobs: int = Field(1, ge=1, le=64, description="procedures run in parallel")
+    jobs: int = Field(4, ge=1, le=64, description="procedures run in parallel (browser contexts)")
     parse: ParseSettings = Field(default_factory=ParseSettings)
     console: FamilySettings = _family("sandbox")
     provisioner: FamilySettings = _family("none")

@@ -31,8 +31,8 @@ class Session(Protocol):
     async def screenshot(self, path: Path) -> None:
         """Save a screenshot of the page to ``path``."""
 
-    def keep_trace(self, path: Path) -> None:
-        """Keep this session's trace at ``path`` when it closes."""
+    def keep_trace(self, path: Path) -> bool:
+        """Keep this session's trace at ``path`` when it closes; False when it records none."""
 
 
 class ExecutorRun(Protocol):

@@ -89,7 +89,7 @@ def parse_snapshot(snapshot: str) -> list[Element]:
     elements: list[Element] = []
     stack: list[tuple[int, str, str]] = []  # (indent, role, name) of open ancestors
     for line in snapshot.splitlines():
-        match = _LINE.match(line)
+        match = _LINE.match(_unquote_yaml(line))
         if match is None:
             continue
         indent = len(match["indent"])
@@ -108,6 +108,18 @@ def parse_snapshot(snapshot: str) -> list[Element]:
         )
         stack.append((indent, role, name))
     return elements
+
+
+_QUOTED = re.compile(r"^(?P<indent>\s*)- '(?P<body>(?:[^']|'')*)'(?P<colon>:?)(?P<rest>.*)$")
+
+
+def _unquote_yaml(line: str) -> str:
+    """A snapshot line whose entry YAML had to quote (a name with ": ") in plain form:
+    ``- 'button "Next: Storage" [ref=e9]'`` -> ``- button "Next: Storage" [ref=e9]``."""
+    match = _QUOTED.match(line)
+    if match is None:
+        return line
+    return f"{match['indent']}- {match['body'].replace(chr(39) * 2, chr(39))}{match['colon']}{match['rest']}"
 
 
 def normalize(label: str) -> str:

@@ -143,6 +143,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
         raise UsageError(f"--report {wanting} writes files: give --output DIR", hint="e.g. --output docverify-report")
     if screenshots is None:
         screenshots = "html" in {r.name for r in reporters}
+    if "html" in {r.name for r in reporters} and config.origin("executor.playwright.trace") == "default":
+        config = app.checked_config({**overrides, "executor.playwright.trace": "on-failure"}, names)
     options = CheckOptions(
         jobs=config.settings.jobs,
         limits=RunLimits(max_steps=max_steps, timeout_s=timeout, screenshots=screenshots),

@@ -138,8 +138,8 @@ class Runner:
                     result.check_s = time.perf_counter() - tick
                     if result.verdict is not Verdict.PASS:
                         trace = self.artifacts / f"{file_name(task.id)}.trace.zip"
-                        session.keep_trace(trace)
-                        result.artifacts["trace"] = self.relative(trace)
+                        if session.keep_trace(trace):
+                            result.artifacts["trace"] = self.relative(trace)
         except EnvironmentProblem as problem:
             return self.env_error(task, str(problem), started, duration=time.perf_counter() - clock)
         except Exception as error:  # a bug in a plugin: this procedure is undecided, the run goes on

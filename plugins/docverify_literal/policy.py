@@ -54,6 +54,9 @@ REQUIRED = re.compile(r"required|must be (?:specified|set|provided)|cannot be em
 #: Texts of an empty list.
 EMPTY = re.compile(r"^(?:no data(?: available)?|no records?(?: found)?|no items?|no results?(?: found)?|"
                    r"暂无数据|没有数据|无数据)\.?$", re.I)
+#: Labels of page-level creation controls, never inside a list row.
+CREATE_VERB = re.compile(r"^\s*(?:create|add|apply|new|buy|purchase|import|upload|register|创建|新建|添加|申请|购买|导入|上传)",
+                         re.I)
 #: Field names that are names: a doc that gives no value still needs one typed.
 NAME_FIELD = re.compile(r"(?:\bname|名称)\s*$", re.I)
 #: Page-level words that are labels of the page itself, not of a control.
@@ -124,6 +127,27 @@ class LiteralEpisode(Episode):
                 yield action
             if self._blocked:
                 return
+        if self.procedure.steps:
+            async for action in self.unfinished_dialog(self.procedure.steps[-1]):
+                yield action
+
+    async def unfinished_dialog(self, last: Step) -> AsyncIterator[Action]:
+        """A dialog still open after the doc's last step asks for a step the doc does
+        not have (a confirmation the console added): flag it, then confirm it, so the
+        check can still tell whether the goal is reached that way."""
+        dialogs = [e for e in self.elements if e.role in ("dialog", "alertdialog") and e.ref]
+        if not dialogs:
+            return
+        dialog = dialogs[-1]
+        inside = [e for e in children(self.elements, dialog) if e.role == "button" and e.ref]
+        confirm = next((e for name in ("OK", "Confirm", "Continue", "Yes", "确定", "确认")
+                        for e in inside if normalize(e.name) == normalize(name)), None)
+        yield self.flag(last, last.end_line, FindingKind.MISSING_STEP, "(no step)",
+                        f"the console asks to confirm '{dialog.name or 'a dialog'}'",
+                        [e.name for e in inside][:3])
+        if confirm is not None:
+            yield Action(ActionKind.CLICK, ref=confirm.ref, target=f"button '{confirm.name}' in '{dialog.name}'",
+                         step=last.number)
 
     async def follow_step(self, step: Step) -> AsyncIterator[Action]:
         if step.optional and self.options.skip_optional:
@@ -252,6 +276,8 @@ class LiteralEpisode(Episode):
         for index, item in enumerate(path):
             found = self.find(item, MENU_ROLES)
             last = index == len(path) - 1
+            if not last and found.kind is MatchKind.CLOSE and self.group_title(item, path[index + 1]):
+                continue  # "Permissions" is a title above "Grants", not the "Add Permissions" button
             if found.element is None:
                 if not last and self.find(path[index + 1], MENU_ROLES).element is not None:
                     shown = self.find(item, None)
@@ -268,6 +294,15 @@ class LiteralEpisode(Episode):
                 continue  # an expanded group: nothing to click
             async for action in self.act_on(step, act, item, found, ActionKind.CLICK, expected=expected):
                 yield action
+
+    def group_title(self, item: str, following: str) -> bool:
+        """Whether ``item`` is shown as plain text (a menu group's title) and the next
+        item of the path can be clicked as it is."""
+        shown = self.find(item, None)
+        if shown.element is None or shown.kind is MatchKind.CLOSE:
+            return False
+        following_found = self.find(following, MENU_ROLES)
+        return following_found.kind in (MatchKind.EXACT, MatchKind.NORMALIZED)
 
     async def click(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
         label = act.target or (CONFIRM_DEFAULTS[0] if act.intent is Intent.CONFIRM else "")
@@ -471,7 +506,7 @@ class LiteralEpisode(Episode):
         An element missing from an empty list is no doc defect: the resource the step
         acts on does not exist (a prerequisite the environment lacks), so the
         procedure ends as not ready instead of flagging drift."""
-        empty = self.empty_list() if stuck.finding.kind is FindingKind.ELEMENT_NOT_FOUND else None
+        empty = self.empty_list() if self.acts_on_a_row(stuck) else None
         if empty is not None:
             self._blocked = (f"prerequisite missing at step {stuck.step.number}: '{stuck.finding.expected}' acts on "
                              f"an existing resource, but the list on {empty} is empty (declare it with `requires:` "
@@ -481,6 +516,17 @@ class LiteralEpisode(Episode):
         yield Action(ActionKind.FLAG_STEP, finding=stuck.finding, step=stuck.step.number)
         if stuck.fatal:
             self._blocked = f"step {stuck.step.number}: {stuck.finding.message}"
+
+    @staticmethod
+    def acts_on_a_row(stuck: Stuck) -> bool:
+        """Whether the missing element is one a list row would hold ("Start", "More",
+        "Bind Resource" next to an item) rather than a page-level control or a menu
+        ("Create EIP", a navigation path): only then can an empty list explain it."""
+        if stuck.finding.kind is not FindingKind.ELEMENT_NOT_FOUND or stuck.action is None:
+            return False
+        if stuck.action.intent not in (Intent.CLICK, Intent.CONFIRM, Intent.SELECT, Intent.TOGGLE):
+            return False
+        return not CREATE_VERB.match(stuck.finding.expected)
 
     def empty_list(self) -> str | None:
         """The page (URL) when it shows an empty list, else None."""

@@ -63,7 +63,8 @@ class PlaywrightExecutor(Executor):
         navigation_timeout_s: float = Field(20.0, gt=0, le=600, description="limit for a page load")
         settle_timeout_s: float = Field(5.0, ge=0, le=120, description="how long to wait for spinners to go")
         trace: Literal["off", "on", "on-failure"] = Field(
-            "on-failure", description="Playwright trace per procedure; 'on-failure' keeps it only for failures")
+            "off", description="Playwright trace per procedure; 'on-failure' keeps it only for procedures that "
+                               "did not pass (docverify check turns that on with --report html)")
         viewport_width: int = Field(1280, ge=320, le=7680, description="page width in CSS pixels")
         viewport_height: int = Field(900, ge=240, le=4320, description="page height in CSS pixels")
 
@@ -242,8 +243,9 @@ class PlaywrightSession:
         except Exception:  # a dead context has no trace to give
             pass
 
-    def keep_trace(self, path: Path) -> None:
+    def keep_trace(self, path: Path) -> bool:
         self.trace_to = path
+        return self.tracing
 
     async def _guard(self, route: Any) -> None:
         url = route.request.url

@@ -90,7 +90,8 @@ def ref_of(name):
 
 def run(tasks, scripts, *, answer=True, limits=None, jobs=1, tmp_path=Path("/tmp")):
     policy = FakePolicy(scripts)
-    stages = Stages(NoneProvisioner(), PlaywrightExecutor(), policy, [FakeChecker(answer)])
+    executor = PlaywrightExecutor(PlaywrightExecutor.Options(trace="on-failure"))
+    stages = Stages(NoneProvisioner(), executor, policy, [FakeChecker(answer)])
     with SandboxConsole(SandboxConsole.Options(latency_ms=0)).start() as endpoint:
         runner = Runner(stages, endpoint, artifacts=tmp_path / "artifacts", limits=limits or RunLimits(),
                         output=tmp_path)

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from docverify.cli import cli
 from docverify.errors import ExitCode
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "docs"
+EXAMPLES = Path(__file__).resolve().parent / "fixtures" / "docs"  # three small docs, kept stable for these tests
 
 
 @pytest.fixture
