@@ -82,7 +82,8 @@ def _family(*names: str) -> Any:
 class Settings(_Section):
     """The whole configuration tree."""
 
-    jobs: int = Field(4, ge=1, le=64, description="procedures run in parallel (browser contexts)")
+    jobs: int = Field(default_factory=lambda: min(4, os.cpu_count() or 1), ge=1, le=64,
+                      description="procedures run in parallel (browser contexts); default: CPU cores, at most 4")
     parse: ParseSettings = Field(default_factory=ParseSettings)
     console: FamilySettings = _family("sandbox")
     provisioner: FamilySettings = _family("none")

@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -121,6 +122,8 @@ class PlaywrightRun:
         self.browser = browser
         self.artifacts = artifacts
         self.allowed = {origin(o) for o in (*endpoint.origins, endpoint.url)}
+        allowed = "|".join(re.escape(o) + "(?:[/?#]|$)" for o in sorted(self.allowed))
+        self.outside = re.compile(f"^(?!(?:{allowed}|data:|blob:|about:))")
         self.storage_state: dict[str, Any] | None = None
         self.contexts: set[Any] = set()
 
@@ -216,7 +219,10 @@ class PlaywrightSession:
         self.tracing = run.options.trace != "off"
 
     async def begin(self) -> None:
-        await self.context.route("**/*", self._guard)
+        # Only requests outside the allowed origins match, and the pattern is matched in
+        # Playwright's driver: the console's own requests are never intercepted (no
+        # round trip through Python, and the HTTP cache stays on).
+        await self.context.route(self.run.outside, self._block)
         if self.tracing:
             await self.context.tracing.start(screenshots=True, snapshots=True, title=self.name)
         self.page = await self.context.new_page()
@@ -247,13 +253,9 @@ class PlaywrightSession:
         self.trace_to = path
         return self.tracing
 
-    async def _guard(self, route: Any) -> None:
-        url = route.request.url
-        if url.startswith(("data:", "blob:", "about:")) or origin(url) in self.run.allowed:
-            await route.continue_()
-        else:
-            self.blocked.append(url)
-            await route.abort("blockedbyclient")
+    async def _block(self, route: Any) -> None:
+        self.blocked.append(route.request.url)
+        await route.abort("blockedbyclient")
 
     # -- observing -------------------------------------------------------------------
 

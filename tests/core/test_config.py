@@ -1,3 +1,5 @@
+import os
+
 import pytest
 
 from docverify.config import Config, load_config
@@ -37,7 +39,7 @@ def project(tmp_path):
 def test_defaults_without_a_file(tmp_path):
     config = load_config(cwd=tmp_path, environ={})
     assert config.file is None
-    assert config.settings.jobs == 4
+    assert config.settings.jobs == min(4, os.cpu_count() or 1)
     assert config.settings.console.use == ["sandbox"]
     assert config.origin("jobs") == "default"
 
@@ -98,7 +100,7 @@ def test_unknown_nested_env_key_is_an_error(tmp_path):
 
 def test_unrelated_env_vars_are_ignored(tmp_path):
     config = load_config(cwd=tmp_path, environ={"DOCVERIFY_BROWSER": "/usr/bin/chromium", "DOCVERIFY_DEBUG": "1"})
-    assert config.settings.jobs == 4
+    assert config.settings.jobs == min(4, os.cpu_count() or 1)
 
 
 def test_invalid_toml_names_the_file(project):
