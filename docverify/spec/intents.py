@@ -113,7 +113,7 @@ ENGLISH = _rules(
     (Intent.FILL, ("for",), r"\bfor\s+(?:the\s+)?" + _label("target") + r",\s*(?:enter|type|specify|input|paste|provide)\s+" + _value("value")),
     (Intent.SELECT, ("for",), r"\bfor\s+(?:the\s+)?" + _label("target") + r",\s*(?:choose|select|pick)\s+" + _value("value")),
     (Intent.FILL, ("enter", "type", "specify", "input"), r"\b(?:in|under)\s+(?:the\s+)?" + _label("target") + r"(?:\s+(?:field|box|text\s+box))?,\s*(?:enter|type|specify|input)\s+" + _value("value")),
-    (Intent.FILL, ("box", "field"), r"\b(?:in|into)\s+the\s+(?P<box>[\w\- ]{1,30}?\s(?:box|field)),\s*(?:enter|type|input)\s+" + _value("value")),
+    (Intent.FILL, ("box", "field"), r"\b(?:in|into)\s+the\s+(?P<box>[\w\- ]{1,30}?(?<!dialog)(?<!message)\s(?:box|field)),\s*(?:enter|type|input)\s+" + _value("value")),
     (Intent.FILL, ("enter", "type", "input", "specify", "paste"), r"\b(?:enter|type|input|specify|paste)\s+" + _token_value("value") + r"\s+(?:(?:in|into)\s+the|for(?:\s+the)?)\s+" + _label("target")
      + r"(?:\s+(?:field|box|text\s+box))?"),
     # "... in the **A** field and docs in the **B** field": the second of two fills
@@ -135,14 +135,20 @@ ENGLISH = _rules(
     (Intent.NAVIGATE, (",",), r"\b(?:choose|select|click)\s+(?:the\s+)?(?P<path>" + _COMMA_PATH + ")"),
     (Intent.NAVIGATE, (">",), r"\b(?:choose|select|go\s+to|navigate\s+to)\s+(?P<ppath>" + _PLAIN_PATH + ")"),
     (Intent.SELECT, ("set",), r"\bset\s+" + _label("target") + r"\s+to\s+" + _token_value("value")),
+    # "set **A** to `x` and **B** to `y`": the second of two settings
+    (Intent.SELECT, ("set",), r"(?:,\s*(?:and\s+)?|\band\s+)" + _label("target") + r"\s+to\s+" + _emph("value")),
     (Intent.SELECT, ("set",), r"\bset\s+(?P<box>[A-Z][\w\-]*(?:\s[\w\-]+){0,4}?)\s+to\s+" + _emph("value")),
     (Intent.SELECT, ("select", "choose", "pick"), r"\b(?:select|choose|pick)\s+(?:the\s+)?" + _label("value") + r"\s+(?:from|in|for|under)\s+(?:the\s+)?" + _label("target")),
     (Intent.SELECT, ("drop-down", "list", "menu"), r"\b(?:select|choose|pick)\s+" + _value("value") + r"\s+(?:from|in)\s+the\s+" + _label("target")
+     + r"\s+(?:drop-?down(?:\s+list|\s+menu)?|list|menu)"),
+    # "... from the **A** drop-down list and a vSwitch from the **B** drop-down list": the second list
+    (Intent.SELECT, ("drop-down", "list", "menu"), r"\band\s+" + _value("value") + r"\s+(?:from|in)\s+the\s+" + _label("target")
      + r"\s+(?:drop-?down(?:\s+list|\s+menu)?|list|menu)"),
     (Intent.SELECT, ("either",), r"\b(?:select|choose)\s+either\s+" + _LN + r"\s+or\s+" + _LN),
     (Intent.FILL, ("enter", "type", "input", "specify", "paste"), r"(?<!" + _B + r")\b(?:enter|type|input|specify|paste)\s+(?:the\s+|a\s+|an\s+)?" + _emph("value")),
     (Intent.VERIFY, ("check", "verify", "confirm", "ensure", "make sure"), r"\b(?:check|verify|confirm|ensure|make\s+sure)\s+(?:that|whether|if)\b"),
     (Intent.VERIFY, ("displayed", "shown", "listed", "appear"), r"\b(?:is|are)\s+(?:displayed|shown|listed)\b|\bappears?\s+(?:in|on)\s+the\b"),
+    (Intent.CLICK, ("name", "id"), r"\bclick(?:ing)?\s+the\s+(?:name|id)\s+of\s+the\s+" + _label("target")),
     (Intent.CLICK, ("click", "choose", "select", "press", "tap"), r"\b(?P<verb>click|choose|select|press|tap)(?:ing)?\s+(?:the\s+)?(?:button\s+)?" + _label("target")),
     # catch-alls: a verb without a label
     (Intent.FILL, ("enter", "type", "input"), r"(?<!" + _B + r")(?<!to\s)\b(?:enter|type|input)\s+(?:a|an|the|your|its|their|one|up\s+to)\b"),

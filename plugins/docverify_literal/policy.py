@@ -57,6 +57,9 @@ EMPTY = re.compile(r"^(?:no data(?: available)?|no records?(?: found)?|no items?
 #: Labels of page-level creation controls, never inside a list row.
 CREATE_VERB = re.compile(r"^\s*(?:create|add|apply|new|buy|purchase|import|upload|register|创建|新建|添加|申请|购买|导入|上传)",
                          re.I)
+#: Step wording that points at one item of a list.
+ROW_CONTEXT = re.compile(r"\b(?:find|locate)\b|actions?\s+column|next\s+to|in\s+the\s+row|corresponding|"
+                         r"操作列|找到|目标实例", re.I)
 #: Field names that are names: a doc that gives no value still needs one typed.
 NAME_FIELD = re.compile(r"(?:\bname|名称)\s*$", re.I)
 #: Page-level words that are labels of the page itself, not of a control.
@@ -183,43 +186,19 @@ class LiteralEpisode(Episode):
         self.step_status.setdefault(step.number, StepStatus.FOLLOWED)
 
     async def follow_action(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
-        match act.intent:
-            case Intent.OPEN_CONSOLE:
-                async for action in self.open_console(step, act):
-                    yield action
-            case Intent.OPEN_URL:
-                async for action in self.open_url(step, act):
-                    yield action
-            case Intent.SELECT_REGION:
-                async for action in self.select_region(step, act):
-                    yield action
-            case Intent.NAVIGATE:
-                async for action in self.navigate(step, act):
-                    yield action
-            case Intent.CLICK | Intent.CONFIRM:
-                async for action in self.click(step, act):
-                    yield action
-            case Intent.FILL:
-                field = Field(name=act.target or "", line=act.line, value=act.value)
-                async for action in self.fill_fields(step, [field]):
-                    yield action
-            case Intent.SELECT:
-                async for action in self.select(step, act):
-                    yield action
-            case Intent.TOGGLE:
-                async for action in self.toggle(step, act):
-                    yield action
-            case Intent.CONFIGURE:
-                if step.fields:
-                    async for action in self.fill_fields(step, step.fields):
-                        yield action
-                else:
-                    yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, step.text, "no parameter table to follow")
-            case Intent.VERIFY:
-                async for action in self.verify(step, act):
-                    yield action
-            case _:
-                yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, step.text, "no action the literal policy can take")
+        handlers = {
+            Intent.OPEN_CONSOLE: self.open_console, Intent.OPEN_URL: self.open_url,
+            Intent.SELECT_REGION: self.select_region, Intent.NAVIGATE: self.navigate,
+            Intent.CLICK: self.click, Intent.CONFIRM: self.click, Intent.FILL: self.fill,
+            Intent.SELECT: self.select, Intent.TOGGLE: self.toggle, Intent.CONFIGURE: self.configure,
+            Intent.VERIFY: self.verify,
+        }
+        handler = handlers.get(act.intent)
+        if handler is None:
+            yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, step.text, "no action the literal policy can take")
+            return
+        async for action in handler(step, act):
+            yield action
 
     # -- intents ---------------------------------------------------------------------
 
@@ -319,6 +298,17 @@ class LiteralEpisode(Episode):
         async for action in self.act_on(step, act, label, found, ActionKind.CLICK):
             yield action
         async for action in self.after_submit(step, act):
+            yield action
+
+    async def fill(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        async for action in self.fill_fields(step, [Field(name=act.target or "", line=act.line, value=act.value)]):
+            yield action
+
+    async def configure(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        if not step.fields:
+            yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, step.text, "no parameter table to follow")
+            return
+        async for action in self.fill_fields(step, step.fields):
             yield action
 
     async def select(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
@@ -524,7 +514,10 @@ class LiteralEpisode(Episode):
         ("Create EIP", a navigation path): only then can an empty list explain it."""
         if stuck.finding.kind is not FindingKind.ELEMENT_NOT_FOUND or stuck.action is None:
             return False
-        if stuck.action.intent not in (Intent.CLICK, Intent.CONFIRM, Intent.SELECT, Intent.TOGGLE):
+        intent = stuck.action.intent
+        if intent is Intent.NAVIGATE:  # a row's menu ("find the instance, choose More > Stop")
+            return bool(ROW_CONTEXT.search(stuck.step.text)) or (stuck.action.path or [""])[0] == "More"
+        if intent not in (Intent.CLICK, Intent.CONFIRM, Intent.SELECT, Intent.TOGGLE):
             return False
         return not CREATE_VERB.match(stuck.finding.expected)
 

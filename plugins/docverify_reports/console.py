@@ -10,6 +10,8 @@ procedure. At the end: a table of every procedure, then each problem as
 
 from __future__ import annotations
 
+import os
+
 import threading
 import time
 from collections import Counter
@@ -62,7 +64,10 @@ class ConsoleReporter(Reporter):
         if self._console is None:
             from rich.console import Console
 
-            self._console = Console(stderr=True)
+            console = Console(stderr=True)
+            if not console.is_terminal and "COLUMNS" not in os.environ:
+                console = Console(stderr=True, width=140)  # CI logs: no terminal to fit, keep ids on one line
+            self._console = console
         return self._console
 
     @property

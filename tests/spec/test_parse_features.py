@@ -616,3 +616,20 @@ def test_select_from_a_drop_down_list_names_the_list() -> None:
     first, second = (step.actions[0] for step in procedure.steps)
     assert (first.intent, first.target, first.value) == (Intent.SELECT, "Network", None)
     assert (second.intent, second.target, second.value) == (Intent.SELECT, "Region", "cn-hangzhou")
+
+
+def test_second_clauses_of_two_field_sentences_are_kept():
+    [procedure] = parse("""
+        # Group
+
+        1. Set **Group Name** to `grp-a` and **Display Name** to `Group A`.
+        2. Select the VPC from the **VPC ID** drop-down list and a vSwitch from the **VSwitch ID** drop-down list.
+        3. In the Edit VPC dialog box, enter `new desc` in the **Description** field.
+        4. Click the name of the **default-sg** security group.
+    """).procedures
+    first, second, third, fourth = procedure.steps
+    assert [(a.target, a.value) for a in first.actions] == [("Group Name", "grp-a"), ("Display Name", "Group A")]
+    assert [(a.intent, a.target, a.value) for a in second.actions] == [
+        (Intent.SELECT, "VPC ID", None), (Intent.SELECT, "VSwitch ID", None)]
+    assert [(a.intent, a.target, a.value) for a in third.actions] == [(Intent.FILL, "Description", "new desc")]
+    assert [(a.intent, a.target) for a in fourth.actions] == [(Intent.CLICK, "default-sg")]
