@@ -8,7 +8,7 @@ A policy plays one *episode* per procedure: :meth:`Policy.start` returns an
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from docverify.actions import Action, Observation
 from docverify.registry import Plugin

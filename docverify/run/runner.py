@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from docverify.actions import Action, ActionKind, Observation
 from docverify.checker import Checker, Evidence
@@ -159,7 +158,6 @@ class Runner:
         outcome = Outcome(started=time.time())
         episode = self.stages.policy.start(task)
         shots = self.artifacts / file_name(task.id) if self.limits.screenshots else None
-        deadline = time.monotonic() + self.limits.timeout_s
         before = await self.screenshot(session, shots, 0)
         tick = time.perf_counter()
         observation = await session.observe()
@@ -189,9 +187,8 @@ class Runner:
                     outcome.turns.append(turn)
                     for reporter in self.stages.reporters:
                         reporter.turn(task, turn)
-        except TimeoutError:
-            remaining = deadline - time.monotonic()
-            outcome.budget = f"the time budget ran out ({self.limits.timeout_s:g} s; --timeout)" if remaining <= 1 else "timed out"
+        except TimeoutError:  # asyncio.timeout's: the procedure's wall-time budget
+            outcome.budget = f"the time budget ran out ({self.limits.timeout_s:g} s; --timeout)"
         outcome.finished = time.time()
         outcome.step_status = dict(getattr(episode, "step_status", {}))
         return outcome
@@ -295,11 +292,3 @@ class Runner:
             steps=[StepOutcome(s.number, s.line, s.text, StepStatus.NOT_REACHED) for s in task.procedure.all_steps()],
         )
 
-
-def summarize_usage(results: Sequence[ProcedureResult]) -> dict[str, Any]:
-    """Totals for a run's footer: procedures, turns, browser time."""
-    return {
-        "procedures": len(results),
-        "turns": sum(len(r.turns) for r in results),
-        "browser_s": round(sum(r.browser_s for r in results), 3),
-    }
