@@ -76,7 +76,8 @@ class ActionTrailChecker(Checker):
         audit_log = await asyncio.to_thread(AuditLog.connect, evidence, self.options)  # imports the client
         start = evidence.started - self.options.margin_s
         end = evidence.finished + self.options.margin_s
-        lookups = [Lookup(criterion, _resource(task, criterion)) for criterion in task.criteria]
+        names = _typed_names(evidence)
+        lookups = [Lookup(criterion, _resource(task, criterion), names) for criterion in task.criteria]
         budget = self.options.delay_s
         if budget is None:
             budget = _float(evidence.endpoint.extra.get("audit_delay_s"), default=10.0)
@@ -108,6 +109,10 @@ class Lookup:
 
     criterion: ExpectedEvent
     resource: str | None  #: the criterion's resource, placeholders resolved
+    #: names this procedure typed that are unique to it (they hold the run suffix): when
+    #: the criterion names no resource, an event counts only if it mentions one of them,
+    #: so a parallel procedure's event is never taken for this one's
+    names: tuple[str, ...] = ()
     success: dict[str, Any] | None = None
     failures: dict[str, dict[str, Any]] = field(default_factory=dict)  #: eventId -> failed event
 
@@ -128,7 +133,9 @@ class Lookup:
         service = self.criterion.service
         if service and str(event.get("serviceName") or "").lower() != service.lower():
             return False
-        return self.resource is None or _mentions(event, self.resource)
+        if self.resource is not None:
+            return _mentions(event, self.resource)
+        return not self.names or any(_mentions(event, name) for name in self.names)
 
     def describe(self) -> str:
         text = self.criterion.describe()
@@ -261,6 +268,15 @@ def _result(checker: str, lookups: list[Lookup], start: float, end: float) -> Ch
 
 def _trim(event: dict[str, Any]) -> dict[str, Any]:
     return {key: event[key] for key in EVIDENCE_FIELDS if event.get(key) not in (None, "")}
+
+
+def _typed_names(evidence: Evidence) -> tuple[str, ...]:
+    """Values the procedure entered that carry its run suffix (secrets are masked in turns)."""
+    suffix = evidence.task.context.get("suffix")
+    if not suffix:
+        return ()
+    typed = (str(turn.action.get("value") or "") for turn in evidence.turns if turn.action.get("kind") == "fill")
+    return tuple(dict.fromkeys(value for value in typed if suffix in value))
 
 
 def _resource(task: Task, criterion: ExpectedEvent) -> str | None:

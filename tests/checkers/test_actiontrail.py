@@ -214,3 +214,20 @@ def test_registered_as_a_builtin_checker():
     plugins = load_plugins()
     entry = plugins.registry("checkers").entry("actiontrail")
     assert entry.obj is ActionTrailChecker and plugins.origin(entry).builtin
+
+
+def test_an_event_of_a_parallel_procedure_is_not_taken_for_this_one(sandbox, client):
+    from docverify.trajectory import Turn
+
+    started = time.time()
+    mine, theirs = name("docverify-s1x2y3"), name("docverify-other")
+    put_bucket(client, theirs)  # another procedure, same account, same time window
+    typed = [Turn(0, "3", {"kind": "fill", "value": mine}, "fill Bucket Name")]
+    criterion = task(ExpectedEvent("PutBucket", "Oss"))
+    evidence = Evidence(criterion, typed, sandbox, started, time.time())
+    result = asyncio.run(ActionTrailChecker(FAST).check(evidence))
+    assert result.goal_reached is False  # only the other procedure's bucket is in the log
+    put_bucket(client, mine)
+    evidence = Evidence(criterion, typed, sandbox, started, time.time())
+    result = asyncio.run(ActionTrailChecker(FAST).check(evidence))
+    assert result.goal_reached is True and result.evidence[0]["resourceName"] == mine
