@@ -9,8 +9,15 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from docverify.registry import Plugin
+
+
+def origin(url: str) -> str:
+    """``scheme://host[:port]`` of a URL: what an allowlist of consoles compares."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 @dataclass(frozen=True)

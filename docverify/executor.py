@@ -17,6 +17,11 @@ from docverify.console import ConsoleEndpoint
 from docverify.registry import Plugin
 
 
+def artifact_name(text: str) -> str:
+    """A file-system-safe name for a procedure id (screenshots, traces)."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:120]
+
+
 class Session(Protocol):
     """One procedure's browser context."""
 

@@ -24,7 +24,7 @@ from docverify.actions import Action, ActionKind, Observation
 from docverify.checker import Checker, Evidence
 from docverify.console import ConsoleEndpoint
 from docverify.errors import EnvironmentProblem
-from docverify.executor import Executor, ExecutorRun, Session
+from docverify.executor import Executor, ExecutorRun, Session, artifact_name
 from docverify.policy import Policy
 from docverify.provision import Provisioner
 from docverify.reporter import Reporter
@@ -71,11 +71,6 @@ class Outcome:
 
 def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def file_name(text: str) -> str:
-    """A file-system-safe name for a procedure id."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:120]
 
 
 class Runner:
@@ -136,7 +131,7 @@ class Runner:
                     result = self.result(task, outcome, check, started)
                     result.check_s = time.perf_counter() - tick
                     if result.verdict is not Verdict.PASS:
-                        trace = self.artifacts / f"{file_name(task.id)}.trace.zip"
+                        trace = self.artifacts / f"{artifact_name(task.id)}.trace.zip"
                         if session.keep_trace(trace):
                             result.artifacts["trace"] = self.relative(trace)
         except EnvironmentProblem as problem:
@@ -157,7 +152,7 @@ class Runner:
     async def execute(self, session: Session, task: Task) -> Outcome:
         outcome = Outcome(started=time.time())
         episode = self.stages.policy.start(task)
-        shots = self.artifacts / file_name(task.id) if self.limits.screenshots else None
+        shots = self.artifacts / artifact_name(task.id) if self.limits.screenshots else None
         before = await self.screenshot(session, shots, 0)
         tick = time.perf_counter()
         observation = await session.observe()

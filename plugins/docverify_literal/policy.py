@@ -21,10 +21,12 @@ import difflib
 import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from pydantic import Field as Option
 
 from docverify.actions import Action, ActionKind, Observation
+from docverify.console import origin
 from docverify.locate import (
     CLICKABLE, CLOSE_THRESHOLD, Element, Located, MatchKind, children, locate, normalize, similarity,
 )
@@ -225,7 +227,7 @@ class LiteralEpisode(Episode):
     async def open_url(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
         obs = self.observation
         url = act.url or ""
-        if url.startswith("/") or (obs and url.startswith(_origin(obs.url))):
+        if url.startswith("/") or (obs and url.startswith(origin(obs.url))):
             yield Action(ActionKind.GOTO, value=url, step=step.number, target=url)
         else:
             yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, url, "a page outside the console under test")
@@ -528,7 +530,7 @@ class LiteralEpisode(Episode):
             return None
         for element in obs.elements:
             if element.role in ("status", "cell", "paragraph", "generic", "text") and EMPTY.search(element.name or ""):
-                return _path(obs.url)
+                return urlsplit(obs.url).path or "/"
         return None
 
     def finding(self, step: Step, line: int, kind: FindingKind, expected: str, observed: str,
@@ -568,11 +570,3 @@ def _is_placeholder(name: str) -> bool:
     return bool(re.match(r"^(?:-+|select\b.*|please select.*|choose\b.*|请选择.*|none)$", name.strip(), re.I))
 
 
-def _path(url: str) -> str:
-    match = re.match(r"^[a-z]+://[^/]+(/[^?#]*)?", url)
-    return (match.group(1) or "/") if match else url
-
-
-def _origin(url: str) -> str:
-    match = re.match(r"^[a-z]+://[^/]+", url)
-    return match.group(0) if match else url

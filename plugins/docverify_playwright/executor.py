@@ -26,20 +26,15 @@ from pydantic import Field
 
 from docverify.actions import Action, ActionKind, ActionResult, Observation
 from docverify.browser import CHROMIUM_ARGS, find_browser
-from docverify.console import ConsoleEndpoint
+from docverify.console import ConsoleEndpoint, origin
 from docverify.errors import EnvironmentProblem
-from docverify.executor import Executor
+from docverify.executor import Executor, artifact_name
 
 #: Elements that say the page is still busy.
 BUSY = '[aria-busy="true"], .spinner, .loading:not([hidden])'
 #: Error texts that mean the browser, not the page, is gone.
 DEAD = ("Target page, context or browser has been closed", "Browser has been closed", "Target closed",
         "browser has disconnected", "Connection closed")
-
-
-def origin(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
 
 
 def first_line(error: BaseException) -> str:
@@ -239,7 +234,7 @@ class PlaywrightSession:
         if not self.tracing:
             return
         keep = self.trace_to if self.run.options.trace == "on-failure" else (
-            self.trace_to or self.run.artifacts / f"{_file_name(self.name)}.trace.zip")
+            self.trace_to or self.run.artifacts / f"{artifact_name(self.name)}.trace.zip")
         try:
             if keep is not None:
                 keep.parent.mkdir(parents=True, exist_ok=True)
@@ -379,8 +374,4 @@ class PlaywrightSession:
             return
         await element.click(timeout=timeout)
         await self.page.get_by_role("option", name=value, exact=True).first.click(timeout=timeout)
-
-
-def _file_name(text: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:120]
 
