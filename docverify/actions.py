@@ -63,6 +63,7 @@ class Action:
     message: str | None = None  #: for DONE
     secret: bool = False
     environment: bool = False  #: for DONE blocked: the environment is not ready (a prerequisite is missing)
+    by: str | None = None  #: who chose it, where a policy mixes deciders ("model" in the hybrid policy)
 
     def __post_init__(self) -> None:
         self.kind = ActionKind(self.kind)

@@ -8,12 +8,15 @@ undecided (``None``), with a reason.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from docverify.actions import Observation
 from docverify.console import ConsoleEndpoint
+from docverify.cost import CostMeter
 from docverify.registry import Plugin
 from docverify.task import Task
 from docverify.trajectory import CheckResult, Turn
+from docverify.verdict import Finding
 
 
 @dataclass(frozen=True)
@@ -25,10 +28,17 @@ class Evidence:
     endpoint: ConsoleEndpoint
     started: float  #: the execution window, epoch seconds
     finished: float
+    findings: list[Finding] = field(default_factory=list)
+    final: Observation | None = None  #: the page when the episode ended
 
 
 class Checker(Plugin):
-    """Base class of checker plugins."""
+    """Base class of checker plugins. :attr:`meter` prices model calls (judges)."""
+
+    meter: CostMeter = CostMeter()
+
+    def prepare(self) -> None:
+        """Check and load what checking needs, once per run; raise a DocverifyError when unusable."""
 
     def applies(self, task: Task) -> bool:
         """Whether this checker can decide ``task`` (e.g. it has audit-event criteria)."""

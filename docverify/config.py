@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from docverify.cost import BUDGET, Price
 from docverify.errors import ConfigError
 from docverify.registry import Plugin, unknown_name_message
 
@@ -91,6 +92,16 @@ class Settings(_Section):
     policy: FamilySettings = _family("literal")
     checker: FamilySettings = _family("actiontrail")
     reporter: FamilySettings = _family("console")
+    prices: dict[str, Price] = Field(default_factory=dict,
+                                     description="per model: USD/CNY per million tokens, e.g. [prices.gpt-4o-mini]")
+    budget: str | None = Field(None, description="stop model calls before this is spent, e.g. '2.50USD', '20CNY'")
+
+    @field_validator("budget")
+    @classmethod
+    def _budget(cls, value: str | None) -> str | None:
+        if value is not None and not BUDGET.match(value):
+            raise ValueError("not a budget: write an amount and a currency, e.g. 2.50USD or 20CNY")
+        return value
 
 
 #: config table -> plugin family (hookspecs / registries)

@@ -67,3 +67,9 @@ class EnvironmentProblem(DocverifyError):
     """The environment (console, browser, provisioning, account) is not usable."""
 
     exit_code = ExitCode.ENVIRONMENT
+
+
+class Undecided(Exception):
+    """A policy cannot go on for a reason that says nothing about the doc: its cost or
+    token budget is spent, its model keeps answering nonsense. The procedure ends
+    INCONCLUSIVE with this message; the run goes on."""

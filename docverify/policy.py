@@ -8,21 +8,12 @@ A policy plays one *episode* per procedure: :meth:`Policy.start` returns an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from docverify.actions import Action, Observation
+from docverify.cost import CostMeter, Usage
 from docverify.registry import Plugin
 from docverify.task import Task
 
-
-@dataclass
-class Usage:
-    """What deciding cost: model calls and tokens (zero for the literal policy)."""
-
-    calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    model_turns: int = 0  #: turns decided by a model (the hybrid policy counts them)
+__all__ = ["Episode", "Policy", "Usage"]
 
 
 class Episode:
@@ -36,9 +27,23 @@ class Episode:
     async def next_action(self, observation: Observation) -> Action:
         raise NotImplementedError
 
+    def provisioned(self, report: str) -> None:
+        """A provisioner created something this procedure lacked (a structured,
+        human-readable report): model policies add it to their context."""
+
 
 class Policy(Plugin):
-    """Base class of policy plugins."""
+    """Base class of policy plugins.
+
+    :attr:`meter` is the run's :class:`~docverify.cost.CostMeter` (prices, budget);
+    the run sets it before the first episode. :meth:`prepare` runs once before the
+    first episode, where a policy loads its model or checks its endpoint, so a
+    misconfiguration is one clear error instead of one per procedure."""
+
+    meter: CostMeter = CostMeter()
+
+    def prepare(self) -> None:
+        """Load what every episode shares; raise a DocverifyError when unusable."""
 
     def start(self, task: Task) -> Episode:
         raise NotImplementedError

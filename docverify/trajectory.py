@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from docverify.cost import Usage
 from docverify.verdict import Finding, FindingKind, Verdict
 
 
@@ -30,6 +31,7 @@ class Turn:
     screenshot_before: str | None = None  #: file name under the run's artifacts
     screenshot_after: str | None = None
     thought: str | None = None
+    by: str | None = None  #: "model" when a model chose it (hybrid policy); None: the policy's own way
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None}
@@ -68,9 +70,13 @@ class CheckResult:
     goal_reached: bool | None
     reason: str
     evidence: list[dict[str, Any]] = field(default_factory=list)  #: e.g. matching audit events
+    usage: Usage | None = None  #: model calls the check made (judges)
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        data = {k: v for k, v in self.__dict__.items() if k != "usage"}
+        if self.usage is not None:
+            data["usage"] = self.usage.to_dict()
+        return data
 
 
 @dataclass
@@ -97,6 +103,7 @@ class ProcedureResult:
     artifacts: dict[str, str] = field(default_factory=dict)  #: kind -> file (trace, screenshots dir)
     context: dict[str, str] = field(default_factory=dict)
     criteria: list[dict[str, Any]] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)  #: model calls, tokens, cost (deciding and judging)
 
     @property
     def drift(self) -> list[Finding]:
@@ -119,7 +126,7 @@ class ProcedureResult:
             "started_at": self.started_at, "duration_s": round(self.duration_s, 3),
             "browser_s": round(self.browser_s, 3), "setup_s": round(self.setup_s, 3),
             "check_s": round(self.check_s, 3),
-            "artifacts": self.artifacts,
+            "artifacts": self.artifacts, "usage": self.usage.to_dict(),
         }
 
     @classmethod
@@ -131,7 +138,10 @@ class ProcedureResult:
             for s in data.get("steps", [])
         ]
         turns = [Turn(**t) for t in data.get("turns", [])]
-        check = CheckResult(**data["check"]) if data.get("check") else None
+        check = None
+        if data.get("check"):
+            check = CheckResult(**{**data["check"], "usage": Usage.from_dict(data["check"]["usage"])
+                                   if data["check"].get("usage") else None})
         return cls(
             id=data["id"], title=data["title"], path=data["path"], line=data["line"],
             verdict=Verdict(data["verdict"]), reason=data.get("reason", ""), findings=findings, steps=steps,
@@ -139,6 +149,7 @@ class ProcedureResult:
             started_at=data.get("started_at", ""), duration_s=data.get("duration_s", 0.0),
             browser_s=data.get("browser_s", 0.0), setup_s=data.get("setup_s", 0.0), check_s=data.get("check_s", 0.0),
             artifacts=data.get("artifacts", {}), context=data.get("context", {}), criteria=data.get("criteria", []),
+            usage=Usage.from_dict(data.get("usage")),
         )
 
 
@@ -166,10 +177,17 @@ class RunSummary:
             counts[result.verdict.value] += 1
         return counts
 
+    def usage(self) -> Usage:
+        """Every procedure's usage added up."""
+        total = Usage()
+        for result in self.results:
+            total.add(result.usage)
+        return total
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id, "started_at": self.started_at, "duration_s": round(self.duration_s, 3),
             "console": self.console, "policy": self.policy, "resumed": self.resumed,
-            "interrupted": self.interrupted, "counts": self.counts(),
+            "interrupted": self.interrupted, "counts": self.counts(), "usage": self.usage().to_dict(),
             "results": [r.to_dict() for r in self.results],
         }

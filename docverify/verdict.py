@@ -47,17 +47,22 @@ class Finding:
     expected: str  #: what the doc says
     observed: str  #: what the console shows
     candidates: list[str] = field(default_factory=list)  #: nearest labels on the page
+    resolved_by: str | None = None  #: what was done instead (a hybrid policy's model), if anything
 
     @property
     def message(self) -> str:
         text = f"step {self.step}: {self.kind.value.replace('_', ' ')}: doc: {self.expected}; console: {self.observed}"
         if self.candidates:
             text += f" (nearest: {', '.join(self.candidates)})"
+        if self.resolved_by:
+            text += f"; instead: {self.resolved_by}"
         return text
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["kind"] = self.kind.value
+        if data["resolved_by"] is None:
+            del data["resolved_by"]
         return data
 
 

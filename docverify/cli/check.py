@@ -48,6 +48,9 @@ def _options(values: tuple[str, ...]) -> dict[str, object]:
               help="Turn budget per procedure. Env: DOCVERIFY_MAX_STEPS.")
 @click.option("--timeout", type=click.FloatRange(1, 86_400), default=300, show_default=True, envvar="DOCVERIFY_TIMEOUT",
               help="Seconds per procedure. Env: DOCVERIFY_TIMEOUT.")
+@click.option("--budget", metavar="AMOUNT", envvar="DOCVERIFY_BUDGET",
+              help="Stop model calls before this is spent, e.g. 2.50USD or 20CNY (needs [prices.MODEL]). "
+                   "Env: DOCVERIFY_BUDGET.")
 @click.option("--headed", is_flag=True, default=None, help="Show the browser window.")
 @click.option("--slow-mo", type=click.IntRange(0, 10_000), metavar="MS", help="Pause after each browser operation.")
 @click.option("--browser-path", type=click.Path(dir_okay=False), envvar="DOCVERIFY_BROWSER",
@@ -62,7 +65,7 @@ def _options(values: tuple[str, ...]) -> dict[str, object]:
 @click.pass_context
 def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, changed_since: str | None,
           jobs: int | None, policy: str | None, console_name: str | None, reports: tuple[str, ...],
-          output: Path | None, fail_on: str, max_steps: int, timeout: float, headed: bool | None,
+          output: Path | None, fail_on: str, max_steps: int, timeout: float, budget: str | None, headed: bool | None,
           slow_mo: int | None, browser_path: str | None, screenshots: bool | None, resume: bool,
           no_store: bool, dry_run: bool, settings: tuple[str, ...]) -> int:
     """Run the procedures under PATHS against a console and report drift, step by step.
@@ -94,11 +97,11 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
     unknown = [name for name in fail_on_names if name not in FAIL_ON]
     if unknown:
         raise UsageError(f"--fail-on {fail_on}: unknown {', '.join(unknown)}; choose from {', '.join(FAIL_ON)}")
-    overrides: dict[str, object] = {"jobs": jobs, "policy.use": policy, "console.use": console_name,
+    overrides: dict[str, object] = {"jobs": jobs, "policy.use": policy, "console.use": console_name, "budget": budget,
                                     "executor.playwright.headed": headed,
                                     "executor.playwright.slow_mo_ms": slow_mo,
                                     "executor.playwright.browser_path": browser_path}
-    names = {"jobs": "--jobs", "policy.use": "--policy", "console.use": "--console",
+    names = {"jobs": "--jobs", "policy.use": "--policy", "console.use": "--console", "budget": "--budget",
              "executor.playwright.headed": "--headed", "executor.playwright.slow_mo_ms": "--slow-mo",
              "executor.playwright.browser_path": "--browser-path"}
     for key, value in _options(settings).items():
@@ -143,7 +146,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
         raise UsageError(f"--report {wanting} writes files: give --output DIR", hint="e.g. --output docverify-report")
     if screenshots is None:
         screenshots = "html" in {r.name for r in reporters}
-    if "html" in {r.name for r in reporters} and config.origin("executor.playwright.trace") == "default":
+    if "html" in {r.name for r in reporters} and "executor.playwright.trace" not in config.origins:
         config = app.checked_config({**overrides, "executor.playwright.trace": "on-failure"}, names)
     options = CheckOptions(
         jobs=config.settings.jobs,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 from docverify.config import Config
+from docverify.cost import Budget, CostMeter
 from docverify.errors import EnvironmentProblem
 from docverify.plugins import PluginSet
 from docverify.registry import Plugin
@@ -48,6 +49,15 @@ def instances(config: Config, plugins: PluginSet, table: str, family: str,
     return out
 
 
+def policy_names(config: Config) -> list[str]:
+    """The configured policy; when none is chosen and a model is configured (a
+    ``[policy.hybrid]`` table), the hybrid policy: literal first, the model where
+    a step cannot be followed as written."""
+    if "policy.use" not in config.origins and "hybrid" in config.settings.policy.plugin_tables():
+        return ["hybrid"]
+    return list(config.settings.policy.use)
+
+
 def build_reporters(config: Config, plugins: PluginSet, extra: Sequence[str]) -> list[Reporter]:
     """The configured reporters plus those ``--report`` names."""
     names = [*config.settings.reporter.use, *extra]
@@ -67,10 +77,14 @@ class CheckRun:
         self.stages = Stages(
             provisioner=instances(config, plugins, "provisioner", "provisioners")[0],  # type: ignore[arg-type]
             executor=instances(config, plugins, "executor", "executors")[0],  # type: ignore[arg-type]
-            policy=instances(config, plugins, "policy", "policies")[0],  # type: ignore[arg-type]
+            policy=instances(config, plugins, "policy", "policies", policy_names(config))[0],  # type: ignore[arg-type]
             checkers=instances(config, plugins, "checker", "checkers"),  # type: ignore[arg-type]
             reporters=self.reporters,
         )
+        budget = Budget.parse(config.settings.budget, config.origin("budget")) if config.settings.budget else None
+        self.meter = CostMeter(config.settings.prices, budget)
+        for plugin in (self.stages.policy, *self.stages.checkers):
+            plugin.meter = self.meter
         self.run_id = new_run_id()
         self.console_text = self.console.name
         self.started_at, self.clock = now_iso(), time.perf_counter()
@@ -121,15 +135,34 @@ class CheckRun:
                     store.save(self.run_id, fingerprints[task.id], result)
 
             if todo:
+                self.prepare(todo)
                 self.console_text = self.execute(todo, save)
         except KeyboardInterrupt:
             interrupted = True
             raise
         finally:
+            for plugin in (self.stages.policy, *self.stages.checkers):
+                close = getattr(plugin, "close", None)
+                if close is not None:
+                    close()
             if store is not None:
                 store.finish_run(self.run_id, interrupted=interrupted)
                 store.close()
         return self.summary(tasks)
+
+    def prepare(self, tasks: Sequence[Task]) -> None:
+        """Load the policy's model and the checkers that these tasks need, once,
+        so a misconfigured model is one clear error before anything runs."""
+        self.stages.policy.prepare()
+        needed = set()
+        for task in tasks:
+            for checker in self.stages.checkers:
+                if checker.applies(task):
+                    needed.add(id(checker))
+                    break
+        for checker in self.stages.checkers:
+            if id(checker) in needed:
+                checker.prepare()
 
     def execute(self, tasks: Sequence[Task], save) -> str:
         """Start the console and run ``tasks``; returns the console's description."""

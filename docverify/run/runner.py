@@ -23,10 +23,13 @@ from pathlib import Path
 from docverify.actions import Action, ActionKind, Observation
 from docverify.checker import Checker, Evidence
 from docverify.console import ConsoleEndpoint
-from docverify.errors import EnvironmentProblem
+from docverify.cost import Usage
+from docverify.errors import EnvironmentProblem, Undecided
+from docverify.secrets import known as known_secrets
+from docverify.secrets import scrub_data
 from docverify.executor import Executor, ExecutorRun, Session, artifact_name
 from docverify.policy import Policy
-from docverify.provision import Provisioner
+from docverify.provision import Provisioned, Provisioner
 from docverify.reporter import Reporter
 from docverify.task import Task
 from docverify.trajectory import CheckResult, ProcedureResult, StepOutcome, StepStatus, Turn
@@ -67,6 +70,8 @@ class Outcome:
     browser_s: float = 0.0
     started: float = 0.0  #: epoch seconds, for the audit window
     finished: float = 0.0
+    final: Observation | None = None  #: the page when the episode ended
+    usage: Usage = field(default_factory=Usage)
 
 
 def now_iso() -> str:
@@ -98,6 +103,13 @@ class Runner:
 
                 async def one(task: Task) -> None:
                     async with gate:
+                        if self.stages.policy.meter.exhausted:  # spent: the rest are not started
+                            budget = self.stages.policy.meter.budget
+                            result = self.env_error(task, f"not run: the cost budget ({budget.describe() if budget else ''}"
+                                                          ") was spent before it started (--budget)", time.time())
+                            result.verdict, result.env_error = Verdict.INCONCLUSIVE, None
+                            self.finish(task, result)
+                            return
                         self.finish(task, await self.run_one(xrun, task))
 
                 await asyncio.gather(*(one(task) for task in tasks))
@@ -108,6 +120,8 @@ class Runner:
         return [self.results[task.id] for task in tasks if task.id in self.results]
 
     def finish(self, task: Task, result: ProcedureResult) -> None:
+        # whatever a page, an error or a model echoed, no registered secret leaves the runner
+        result = ProcedureResult.from_dict(scrub_data(result.to_dict())) if known_secrets() else result
         self.results[task.id] = result
         if self.on_result is not None:
             self.on_result(task, result)
@@ -124,7 +138,7 @@ class Runner:
                 task.context.update({k: str(v) for k, v in provisioned.outputs.items()})
                 async with xrun.session(task.id) as session:
                     opened = time.perf_counter() - clock
-                    outcome = await self.execute(session, task)
+                    outcome = await self.execute(session, task, provisioned)
                     tick = time.perf_counter()
                     unready = outcome.done is not None and outcome.done.environment
                     check = await self.check(task, outcome) if outcome.budget is None and not unready else None
@@ -149,9 +163,11 @@ class Runner:
 
     # -- executing -------------------------------------------------------------------
 
-    async def execute(self, session: Session, task: Task) -> Outcome:
+    async def execute(self, session: Session, task: Task, provisioned: Provisioned | None = None) -> Outcome:
         outcome = Outcome(started=time.time())
         episode = self.stages.policy.start(task)
+        if provisioned is not None and provisioned.resources:
+            episode.provisioned("Created before this procedure: " + "; ".join(provisioned.resources))
         shots = self.artifacts / artifact_name(task.id) if self.limits.screenshots else None
         before = await self.screenshot(session, shots, 0)
         tick = time.perf_counter()
@@ -164,10 +180,15 @@ class Runner:
                         outcome.budget = f"the step budget ran out ({self.limits.max_steps} turns; --max-steps)"
                         break
                     tick = time.perf_counter()
-                    action = await episode.next_action(observation)
+                    try:
+                        action = await episode.next_action(observation)
+                    except Undecided as why:
+                        outcome.budget = str(why)
+                        break
                     policy_s = time.perf_counter() - tick
                     turn = Turn(len(outcome.turns), action.step, action.to_dict(), action.describe(),
-                                policy_s=policy_s, thought=action.thought, url=observation.url, title=observation.title)
+                                policy_s=policy_s, thought=action.thought, url=observation.url, title=observation.title,
+                                by=action.by)
                     if action.kind is ActionKind.DONE:
                         outcome.done = action
                         break
@@ -186,6 +207,8 @@ class Runner:
             outcome.budget = f"the time budget ran out ({self.limits.timeout_s:g} s; --timeout)"
         outcome.finished = time.time()
         outcome.step_status = dict(getattr(episode, "step_status", {}))
+        outcome.final = observation
+        outcome.usage = episode.usage
         return outcome
 
     async def apply(self, session: Session, action: Action, turn: Turn, outcome: Outcome) -> Observation:
@@ -221,8 +244,12 @@ class Runner:
     async def check(self, task: Task, outcome: Outcome) -> CheckResult | None:
         for checker in self.stages.checkers:
             if checker.applies(task):
-                evidence = Evidence(task, outcome.turns, self.endpoint, outcome.started, outcome.finished)
-                return await checker.check(evidence)
+                evidence = Evidence(task, outcome.turns, self.endpoint, outcome.started, outcome.finished,
+                                    outcome.findings, outcome.final)
+                result = await checker.check(evidence)
+                if result.usage is not None:  # judging this procedure goes on its bill
+                    outcome.usage.add(result.usage)
+                return result
         return None
 
     def result(self, task: Task, outcome: Outcome, check: CheckResult | None, started: float) -> ProcedureResult:
@@ -237,7 +264,7 @@ class Runner:
             steps=self.step_outcomes(task, outcome), turns=outcome.turns, check=check, goal_reached=goal,
             started_at=datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
             browser_s=outcome.browser_s, context=dict(task.context),
-            criteria=[c.to_dict() for c in task.criteria], env_error=unready,
+            criteria=[c.to_dict() for c in task.criteria], env_error=unready, usage=outcome.usage,
         )
         return result
 

@@ -190,8 +190,9 @@ class AuditLog:
         )
         return cls(Client(config), url, endpoint.extra.get("account_id") or None, options, (key_id, secret))
 
-    def events(self, event_name: str, start: float, end: float) -> list[dict[str, Any]]:
-        """Every event named ``event_name`` between ``start`` and ``end`` (epoch seconds), newest first."""
+    def events(self, event_name: str | None, start: float, end: float) -> list[dict[str, Any]]:
+        """Every event named ``event_name`` (any event when None) between ``start`` and
+        ``end`` (epoch seconds), newest first."""
         from alibabacloud_actiontrail20200706 import models
         from darabonba.runtime import RuntimeOptions
         from Tea.exceptions import TeaException
@@ -204,7 +205,8 @@ class AuditLog:
             request = models.LookupEventsRequest(
                 start_time=iso(math.floor(start)), end_time=iso(math.ceil(end)),
                 max_results=str(self.options.max_results), next_token=token,
-                lookup_attribute=[models.LookupEventsRequestLookupAttribute(key="EventName", value=event_name)],
+                lookup_attribute=[models.LookupEventsRequestLookupAttribute(key="EventName", value=event_name)]
+                if event_name else None,
             )
             try:
                 body = self.client.lookup_events_with_options(request, runtime).body

@@ -111,7 +111,7 @@ class LiteralEpisode(Episode):
     async def next_action(self, observation: Observation) -> Action:
         self.observation = observation
         last = self._last
-        if observation.error and last is not None and last.kind.touches_page:
+        if observation.error and last is not None and last.kind.touches_page and self.halts_on(last):
             self._blocked = f"step {last.step}: {last.describe()} failed: {observation.error}"
             return Action(ActionKind.DONE, status="blocked", message=self._blocked)
         if self._actions is None:
@@ -159,7 +159,8 @@ class LiteralEpisode(Episode):
             self.step_status[step.number] = StepStatus.SKIPPED
             return
         if step.intent is Intent.FREE_TEXT and not step.substeps and not step.alternatives and not step.fields:
-            yield self.flag(step, step.line, FindingKind.NOT_VERIFIABLE, step.text, "no action the literal policy can take")
+            async for action in self.unverifiable(step, "no action the literal policy can take"):
+                yield action
         for doc_action in step.actions:
             async for action in self.follow_action(step, doc_action):
                 yield action
@@ -197,7 +198,8 @@ class LiteralEpisode(Episode):
         }
         handler = handlers.get(act.intent)
         if handler is None:
-            yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, step.text, "no action the literal policy can take")
+            async for action in self.unverifiable(step, "no action the literal policy can take"):
+                yield action
             return
         async for action in handler(step, act):
             yield action
@@ -490,6 +492,16 @@ class LiteralEpisode(Episode):
         if found.kind is MatchKind.CLOSE:
             yield self.flag(step, act.line, FindingKind.LABEL_CHANGED, expected or label, element.name)
         yield Action(kind, ref=element.ref, target=f"{element.role} '{element.name}'", step=step.number)
+
+    def halts_on(self, failed: Action) -> bool:
+        """Whether a failed page action ends the episode (the literal follower has no
+        other way; a hybrid policy lets its model see the error and recover)."""
+        return True
+
+    async def unverifiable(self, step: Step, reason: str) -> AsyncIterator[Action]:
+        """A step with nothing literal to do (free text): flagged ``not_verifiable``,
+        which is no defect. A hybrid policy overrides this to let a model do it."""
+        yield self.flag(step, step.line, FindingKind.NOT_VERIFIABLE, step.text, reason)
 
     async def stuck(self, stuck: Stuck) -> AsyncIterator[Action]:
         """Where a step cannot be followed as written: flag it, and stop when the rest

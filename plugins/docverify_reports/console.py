@@ -217,6 +217,9 @@ def counts_line(summary: RunSummary) -> Text:
         line.append(f" ({summary.resumed} resumed)")
     if summary.interrupted:
         line.append(" — interrupted", style="bold yellow")
+    usage = summary.usage().describe()
+    if usage:
+        line.append(f"\nmodel: {usage}", style="dim")
     return line
 
 

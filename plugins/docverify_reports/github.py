@@ -133,6 +133,9 @@ def job_summary(summary: RunSummary, *, workspace: str | None = None, links: str
         f"Console: {_code(summary.console)} · policy: {_code(summary.policy)} · run {_code(summary.run_id)}",
         "",
     ]
+    usage = summary.usage().describe()
+    if usage:
+        out += [f"Model: {usage}", ""]
     if summary.results:
         out += ["| verdict | procedure | doc | findings | duration |", "|---|---|---|---|---|"]
         for result in summary.results:

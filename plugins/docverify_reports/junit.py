@@ -63,7 +63,13 @@ def junit_xml(summary: RunSummary) -> ET.Element:
         "name": SUITE_NAME, **totals, "timestamp": summary.started_at,
     })
     properties = ET.SubElement(suite, "properties")
-    for name, value in (("run_id", summary.run_id), ("console", summary.console), ("policy", summary.policy)):
+    usage = summary.usage()
+    values = [("run_id", summary.run_id), ("console", summary.console), ("policy", summary.policy)]
+    if usage.calls:
+        values += [("model_calls", str(usage.calls)), ("tokens_in", str(usage.tokens_in)),
+                   ("tokens_out", str(usage.tokens_out)), ("model_turns", str(usage.model_turns)),
+                   ("cost", usage.describe_cost())]
+    for name, value in values:
         ET.SubElement(properties, "property", {"name": name, "value": _text(value)})
     for result in summary.results:
         suite.append(testcase(result))
@@ -85,6 +91,8 @@ def testcase(result: ProcedureResult) -> ET.Element:
         lines = [f"{p.location}: {p.message}" for p in problems(result)]
         problem.text = _text("\n".join(lines))
     steps = [f"{s.number} (line {s.line}) {s.status.value}: {s.text}" for s in result.steps]
+    if result.usage.calls:
+        steps.append(f"model: {result.usage.describe()}")
     if steps:
         ET.SubElement(case, "system-out").text = _text(f"{result.title}\n" + "\n".join(steps))
     return case

@@ -8,6 +8,7 @@ from typing import Iterator
 from pydantic import Field
 
 from docverify.console import Console, ConsoleEndpoint, LoginForm
+from docverify.secrets import register as register_secret
 from docverify_sandbox.state import DEFAULT_ACCOUNTS
 
 
@@ -42,6 +43,8 @@ class SandboxConsole(Console):
     def endpoint(url: str, release: str | None) -> ConsoleEndpoint:
         host = url.split("://", 1)[1]
         acct = DEFAULT_ACCOUNTS[0]
+        # sandbox-only values, but secrets all the same: no report or prompt shows them
+        register_secret(acct.admin_password, acct.admin_access_key_secret, acct.access_key_secret, acct.root_password)
         return ConsoleEndpoint(
             url=url, api_url=url + "/", audit_url=host, origins=(url,),
             release=release, default_region="cn-hangzhou",

@@ -1,0 +1,88 @@
+"""Secret values a run holds, and scrubbing them out of everything it writes.
+
+Whoever resolves a secret (a console plugin's sign-in password, an account's
+AccessKey, an API key of a model endpoint) registers its value here; every
+prompt, log record and report passes through :func:`scrub` before it leaves the
+process, so a secret that slipped into a page, an error message or a model's
+output is still never written. Registration is process-wide and cheap; values
+shorter than :data:`MIN_LENGTH` are ignored (masking "a" everywhere would ruin
+every report and protect nothing).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+MASK = "••••••"
+MIN_LENGTH = 6
+
+_lock = threading.Lock()
+_values: set[str] = set()
+_pattern: re.Pattern[str] | None = None
+
+
+def register(*values: str | None) -> None:
+    """Remember ``values`` as secrets (None and short values are skipped)."""
+    global _pattern
+    fresh = {v for v in values if v and len(v) >= MIN_LENGTH} - _values
+    if not fresh:
+        return
+    with _lock:
+        _values.update(fresh)
+        # longest first, so a secret containing another is masked whole
+        _pattern = re.compile("|".join(re.escape(v) for v in sorted(_values, key=len, reverse=True)))
+
+
+def forget(*values: str | None) -> None:
+    """Drop ``values`` (a rotated key that no longer exists anywhere)."""
+    global _pattern
+    with _lock:
+        _values.difference_update(v for v in values if v)
+        _pattern = (re.compile("|".join(re.escape(v) for v in sorted(_values, key=len, reverse=True)))
+                    if _values else None)
+
+
+def known() -> frozenset[str]:
+    """Every registered secret value (for tests that scan outputs)."""
+    return frozenset(_values)
+
+
+def scrub(text: str) -> str:
+    """``text`` with every registered secret replaced by :data:`MASK`."""
+    pattern = _pattern
+    if pattern is None or not text:
+        return text
+    return pattern.sub(MASK, text)
+
+
+def scrub_all(texts: Iterable[str]) -> list[str]:
+    return [scrub(text) for text in texts]
+
+
+def scrub_data(data: Any) -> Any:
+    """``data`` (JSON-like: dicts, lists, strings, numbers) with every string scrubbed."""
+    if _pattern is None:
+        return data
+    if isinstance(data, str):
+        return scrub(data)
+    if isinstance(data, dict):
+        return {key: scrub_data(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [scrub_data(value) for value in data]
+    return data
+
+
+class ScrubFilter(logging.Filter):
+    """A logging filter that masks secrets in the formatted message."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if _pattern is not None:
+            message = record.getMessage()
+            clean = scrub(message)
+            if clean != message:
+                record.msg, record.args = clean, None
+        return True

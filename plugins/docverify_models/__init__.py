@@ -1,0 +1,26 @@
+"""Built-in plugin ``models``: model-driven policies and the judge ensemble.
+
+Policies ``openai`` (any OpenAI-protocol endpoint), ``llamacpp`` (a GGUF model in
+process), ``vllm`` (GPU, in process) and ``hybrid`` (the literal policy, with a
+model for the steps it cannot follow); checker ``judges`` (two models that must
+agree). The model libraries are imported only when one of them is used.
+"""
+
+from __future__ import annotations
+
+from docverify.hookspecs import hookimpl
+
+
+@hookimpl
+def register_policies(register):
+    from docverify_models.policies import HybridPolicy, LlamaCppPolicy, OpenAIPolicy, VLLMPolicy
+
+    for policy in (OpenAIPolicy, LlamaCppPolicy, VLLMPolicy, HybridPolicy):
+        register(policy)
+
+
+@hookimpl
+def register_checkers(register):
+    from docverify_models.judges import JudgesChecker
+
+    register(JudgesChecker)

@@ -1,0 +1,287 @@
+"""The agent loop every model policy shares (ReAct: a Thought, then one Action).
+
+Each turn the episode renders the prompt (Jinja2 templates in ``prompts/``): the
+task goal, the doc's steps with the current one marked, provisioning reports, the
+recent actions (older ones compacted past a token budget), and the current page,
+fenced as untrusted data. The model answers with one JSON object
+(:mod:`docverify_models.schema`); an answer that fails validation, or an action
+outside the procedure's scope, is shown back to the model with the reason and
+retried a bounded number of times, and counted.
+
+The same loop serves the hybrid policy's hand-overs: there the model gets a
+*sub-goal* (one doc step the literal follower could not follow) and answers
+``done`` when that step is achieved.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from pydantic import Field as Option
+
+from docverify.actions import Action, ActionKind, Observation
+from docverify.cost import CostMeter
+from docverify.errors import ConfigError, Undecided
+from docverify.policy import Episode, Policy
+from docverify.secrets import scrub
+from docverify.task import Task
+
+from docverify_models.backends import Backend, with_image
+from docverify_models.schema import InvalidAnswer, action_schema, to_action
+
+PROMPTS = Path(__file__).parent / "prompts"
+#: Words of actions that destroy or change what exists: allowed only when the task asks for them.
+DESTRUCTIVE = re.compile(
+    r"\b(delete|remove|release|destroy|terminate|stop|restart|reboot|reset|unbind|detach|disable|revoke|"
+    r"clear|purge|empty|drop|format|unsubscribe|cancel)\b|删除|释放|停止|重启|重置|解绑|卸载|禁用|清空",
+    re.I)
+
+
+def prompt_environment(folder: str | None) -> jinja2.Environment:
+    """Templates from ``folder`` first (a user's overrides), then the built-in ones."""
+    loaders: list[jinja2.BaseLoader] = []
+    if folder:
+        path = Path(folder).expanduser()
+        if not path.is_dir():
+            raise ConfigError(f"prompts_dir: no folder {path}", hint="point it at a folder of .j2 prompt templates")
+        loaders.append(jinja2.FileSystemLoader(str(path)))
+    loaders.append(jinja2.FileSystemLoader(str(PROMPTS)))
+    return jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=False, autoescape=False)
+
+
+class ModelOptions(Policy.Options):
+    """Options every model policy has."""
+
+    temperature: float = Option(0.0, ge=0, le=2, description="sampling temperature")
+    max_answer_tokens: int = Option(320, ge=32, le=8192, description="longest answer per turn")
+    max_invalid: int = Option(2, ge=0, le=10, description="retries of an answer that fails the schema")
+    max_tokens: int = Option(400_000, ge=1000, description="prompt+answer tokens per procedure; then INCONCLUSIVE")
+    observation_tokens: int = Option(3000, ge=200, description="page snapshot budget per turn")
+    history_tokens: int = Option(1200, ge=100, description="recent-actions budget per turn")
+    prompts_dir: str | None = Option(None, description="folder with prompt templates overriding the built-in ones")
+    vision: bool = Option(False, description="attach a screenshot each turn (vision models)")
+
+
+@dataclass
+class Turn:
+    """What the agent remembers of one of its actions."""
+
+    step: str | None
+    text: str
+
+
+@dataclass
+class AgentState:
+    history: list[Turn] = field(default_factory=list)
+    reports: list[str] = field(default_factory=list)
+    current_step: str | None = None
+    last: Action | None = None
+
+
+class Agent:
+    """The model half of an episode: prompt, call, validate, retry."""
+
+    def __init__(self, task: Task, backend: Backend, options: ModelOptions, meter: CostMeter, usage: Any) -> None:
+        self.task = task
+        self.backend = backend
+        self.options = options
+        self.meter = meter
+        self.usage = usage
+        self.prompts = prompt_environment(options.prompts_dir)
+        self.schema = action_schema()
+        self.state = AgentState()
+        steps = task.procedure.all_steps()
+        self.state.current_step = steps[0].number if steps else None
+        self.spent_tokens = 0
+
+    # -- one decision ------------------------------------------------------------------
+
+    async def decide(self, observation: Observation, *, subgoal: str | None = None) -> Action:
+        """The model's next action for ``observation``."""
+        messages = self.messages(observation, subgoal)
+        if self.options.vision and observation.screenshot and self.backend.supports_images:
+            messages = with_image(messages, observation.screenshot)
+        problems: list[str] = []
+        for attempt in range(self.options.max_invalid + 1):
+            text = await self.call(messages)
+            try:
+                action = to_action(text, observation, self.task)
+                self.in_scope(action, observation)
+            except InvalidAnswer as error:
+                self.usage.invalid_outputs += 1
+                problems.append(str(error))
+                messages = [*messages, {"role": "assistant", "content": text[:2000]},
+                            {"role": "user", "content": f"That answer cannot be used: {error}. Answer again with "
+                                                        "one JSON object."}]
+                continue
+            self.remember(action)
+            return action
+        raise Undecided(f"the model gave no usable action in {self.options.max_invalid + 1} tries "
+                        f"(last problem: {problems[-1]})")
+
+    async def call(self, messages: list[dict[str, Any]]) -> str:
+        tokens_in = self.backend.count_tokens(messages)
+        max_out = self.options.max_answer_tokens
+        if self.spent_tokens + tokens_in + max_out > self.options.max_tokens:
+            raise Undecided(f"the token budget ran out ({self.options.max_tokens} tokens per procedure; "
+                            "policy option max_tokens)")
+        self.meter.reserve(self.backend.model, tokens_in, max_out, local=self.backend.local)
+        completion = await self.backend.complete(messages, self.schema, name="agent_action", max_tokens=max_out,
+                                                 temperature=self.options.temperature)
+        self.usage.retries += completion.retries
+        self.spent_tokens += completion.tokens_in + completion.tokens_out
+        self.meter.charge(self.usage, self.backend.model, completion.tokens_in, completion.tokens_out,
+                          local=self.backend.local)
+        return completion.text
+
+    def in_scope(self, action: Action, observation: Observation) -> None:
+        """Refuse a destructive click the procedure never asks for (page text that
+        talks the model into "delete all instances" stops here, whatever the model
+        believed)."""
+        if action.kind is ActionKind.CLICK:
+            label = action.target or ""
+        elif action.kind is ActionKind.GOTO:
+            label = action.value or ""
+        else:
+            return
+        words = {m.group(0).lower() for m in DESTRUCTIVE.finditer(label)}
+        if not words:
+            return
+        allowed = " ".join([self.task.goal, *(s.text for s in self.task.procedure.all_steps())])
+        if not any(re.search(rf"(?<![a-z]){re.escape(word)}", allowed, re.I) for word in words):
+            raise InvalidAnswer(f"{action.describe()} would {'/'.join(sorted(words))} something, and this procedure "
+                                "never asks for that: do only what the procedure asks")
+
+    def remember(self, action: Action) -> None:
+        if action.step:
+            self.state.current_step = action.step
+        self.state.last = action
+        if action.kind is not ActionKind.DONE:
+            self.state.history.append(Turn(action.step, action.describe()))
+
+    def note(self, text: str, step: str | None = None) -> None:
+        """Add an action the model did not choose (the literal follower's) to the history."""
+        self.state.history.append(Turn(step, text))
+        if step:
+            self.state.current_step = step
+
+    def outcome(self, observation: Observation) -> None:
+        """Append how the last action went to its history line."""
+        if self.state.history and observation.error:
+            turn = self.state.history[-1]
+            turn.text += f" -> failed: {observation.error[:200]}"
+
+    # -- the prompt ---------------------------------------------------------------------
+
+    def messages(self, observation: Observation, subgoal: str | None) -> list[dict[str, Any]]:
+        system = self.prompts.get_template("agent_system.j2").render(subgoal=subgoal)
+        history, omitted = self.compact_history()
+        user = self.prompts.get_template("agent_turn.j2").render(
+            goal=self.task.goal, region=self.task.region, subgoal=subgoal, path=self.task.procedure.path,
+            steps=self.step_lines(), reports=self.state.reports, history=history, omitted=omitted,
+            url=observation.url, title=observation.title, error=observation.error,
+            snapshot=compact_snapshot(observation.snapshot, self.options.observation_tokens))
+        return [{"role": "system", "content": scrub(system)}, {"role": "user", "content": scrub(user)}]
+
+    def step_lines(self) -> list[dict[str, Any]]:
+        lines = []
+        for step in self.task.procedure.all_steps():
+            fields = [{"name": f.name, "value": self.task.resolve(f.value or f.description or "")}
+                      for f in step.fields]
+            lines.append({"number": step.number, "text": self.task.resolve(step.text), "fields": fields,
+                          "current": step.number == self.state.current_step})
+        return lines
+
+    def compact_history(self) -> tuple[list[str], int]:
+        """The newest history lines that fit the budget, and how many older ones were left out."""
+        budget = self.options.history_tokens * 3.5
+        kept: list[str] = []
+        used = 0
+        for index in range(len(self.state.history) - 1, -1, -1):
+            turn = self.state.history[index]
+            line = f"- [step {turn.step or '?'}] {turn.text}"
+            if used + len(line) > budget and kept:
+                return list(reversed(kept)), index + 1
+            kept.append(line)
+            used += len(line)
+        return list(reversed(kept)), 0
+
+
+def compact_snapshot(snapshot: str, tokens: int) -> str:
+    """The page within ``tokens``: whole when it fits; else the lines with refs and
+    headings first (what can be acted on), in page order, then a count of the rest."""
+    budget = int(tokens * 3.5)
+    if len(snapshot) <= budget:
+        return snapshot
+    lines = snapshot.splitlines()
+    keep = [i for i, line in enumerate(lines) if "[ref=" in line or "heading" in line or "alert" in line]
+    chosen: set[int] = set()
+    used = 0
+    for index in keep:
+        if used + len(lines[index]) + 1 > budget:
+            break
+        chosen.add(index)
+        used += len(lines[index]) + 1
+    text = "\n".join(lines[i] for i in sorted(chosen))
+    return text + f"\n… ({len(lines) - len(chosen)} more lines not shown)"
+
+
+class AgentEpisode(Episode):
+    """A procedure driven by the model alone (the ``openai``, ``llamacpp`` and ``vllm`` policies)."""
+
+    def __init__(self, task: Task, backend: Backend, options: ModelOptions, meter: CostMeter) -> None:
+        super().__init__()
+        self.agent = Agent(task, backend, options, meter, self.usage)
+
+    async def next_action(self, observation: Observation) -> Action:
+        self.agent.outcome(observation)
+        action = await self.agent.decide(observation)
+        action.by = "model"
+        if action.kind is not ActionKind.DONE:
+            self.usage.model_turns += 1
+        return action
+
+    def provisioned(self, report: str) -> None:
+        self.agent.state.reports.append(report)
+
+
+class ModelPolicy(Policy):
+    """Base of the policies that let a model drive every turn."""
+
+    Options = ModelOptions
+    backend: Backend | None = None
+
+    def make_backend(self) -> Backend:
+        raise NotImplementedError
+
+    def prepare(self) -> None:
+        if self.backend is None:
+            self.backend = self.make_backend()
+        self.meter.require_price(self.backend.model, local=self.backend.local)
+
+    def start(self, task: Task) -> Episode:
+        if self.backend is None:
+            self.prepare()
+        assert self.backend is not None
+        return AgentEpisode(task, self.backend, self.options, self.meter)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
+            self.backend = None
+
+
+def subgoal_text(step_number: str, step_text: str, problem: str, fields: Sequence[str] = ()) -> str:
+    """The hybrid hand-over: one doc step, what the literal follower could not do."""
+    text = (f"Complete doc step {step_number} on the current page: \"{step_text}\". The literal step follower "
+            f"could not: {problem}. Find the way the console offers now, act, then answer done with status "
+            "success (or blocked if it cannot be done).")
+    if fields:
+        text += " Values from the doc: " + "; ".join(fields)
+    return text

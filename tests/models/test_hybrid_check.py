@@ -1,0 +1,101 @@
+"""`docverify check` with the hybrid policy and the judges, as a user runs it: real
+sandbox, real Chromium, a fake OpenAI-protocol model on loopback. And a scan of
+everything the run wrote and sent for secrets."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from docverify_sandbox.state import DEFAULT_ACCOUNTS
+
+from fake_openai import FakeOpenAI, Reply, action, first_user, ref_of
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+API_KEY = "sk-fake-hybrid-key-9876543210"
+SUBGOAL = re.compile(r"# Your sub-goal\n(.*)")
+
+
+def oracle(body, fake):
+    """A model that does what a good one would in a hand-over: click the nearest
+    candidate the literal follower named, then say the step is done."""
+    prompt = first_user(body)
+    subgoal = SUBGOAL.search(prompt)
+    if subgoal is None:
+        return Reply(action("done", status="blocked", message="I only take sub-goals"))
+    nearest = re.search(r"\(nearest: ([^,)]+)", subgoal.group(1))
+    history = prompt.split("# Your recent actions", 1)[1].split("# Current page", 1)[0]
+    if nearest is None:
+        return Reply(action("done", status="blocked", message="no candidate"))
+    if f"'{nearest.group(1)}'" in history:
+        return Reply(action("done", status="success", message=f"clicked {nearest.group(1)} instead"))
+    return Reply(action("click", ref=ref_of(body, nearest.group(1)), thought="the console renamed it"))
+
+
+def run_check(tmp_path: Path, chromium, doc: Path, server: FakeOpenAI, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    docs = tmp_path / "docs"
+    docs.mkdir(exist_ok=True)
+    shutil.copy(doc, docs / doc.name)
+    args = [sys.executable, "-m", "docverify", "check", "docs", "--jobs", "1", "--output", "out", "--report",
+            "json,junit,github,html", "--browser-path", str(chromium.path),
+            "-O", f"policy.hybrid.base_url={server.url}", "-O", "policy.hybrid.model=fake-model",
+            "-O", "policy.hybrid.api_key_env=FAKE_KEY", *extra]
+    env = {"PATH": "/usr/bin:/bin", "FAKE_KEY": API_KEY, "HOME": str(tmp_path),
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "step-summary.md")}
+    done = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+    report = json.loads((tmp_path / "out" / "docverify.json").read_text())
+    return done, report
+
+
+def test_the_model_takes_over_a_renamed_button_and_the_drift_says_what_it_did(tmp_path, chromium):
+    with FakeOpenAI(oracle) as server:
+        done, report = run_check(tmp_path, chromium, ROOT / "examples/drifted/eip-create.md", server)
+    assert done.returncode == 1, done.stderr
+    result = report["results"][0]
+    assert result["verdict"] == "DRIFT" and result["goal_reached"] is True  # drift, yet the EIP was created
+    # the 2021 doc meets two renames in the current console; the model found its way past both
+    first, second = result["findings"]
+    assert (first["kind"], first["line"], first["expected"]) == ("element_not_found", 20, "Create EIP")
+    assert first["resolved_by"] == "model: click button 'Apply for EIP' -> done (clicked Apply for EIP instead)"
+    assert (second["line"], second["expected"], second["candidates"][0]) == (27, "field Connection Type", "Line Type")
+    usage = result["usage"]
+    assert usage["calls"] == 4 and usage["model_turns"] == 2 and usage["literal_turns"] == 4
+    assert usage["tokens_in"] == 400 and usage["tokens_out"] == 80
+    by_model = [t["description"] for t in result["turns"] if t.get("by") == "model" and t["action"]["kind"] == "click"]
+    assert by_model == ["click button 'Apply for EIP'", "click combobox 'Line Type'"]
+    assert report["usage"]["model_turns"] == 2  # and the run's totals
+    assert "model: 4 model calls · 400 tokens in / 80 out · ? / ? · 2 turns decided by the model, 4 literally" \
+        in " ".join((done.stdout + done.stderr).split())
+    assert "2 turns decided by the model" in (tmp_path / "step-summary.md").read_text()
+
+
+def test_no_secret_reaches_a_prompt_a_report_a_trace_or_the_terminal(tmp_path, chromium):
+    with FakeOpenAI(oracle) as server:
+        done, report = run_check(tmp_path, chromium, ROOT / "examples/drifted/eip-create.md", server)
+        prompts = json.dumps(server.requests)
+    account = DEFAULT_ACCOUNTS[0]
+    secrets = [API_KEY, account.admin_password, account.admin_access_key_secret, account.access_key_secret,
+               account.root_password]
+    texts = {"stdout": done.stdout, "stderr": done.stderr, "prompts": prompts}
+    for path in [*(tmp_path / "out").rglob("*"), *(tmp_path / ".docverify").rglob("*"), tmp_path / "step-summary.md"]:
+        if not path.is_file():
+            continue
+        if path.suffix == ".zip":  # Playwright traces: every member, uncompressed
+            with zipfile.ZipFile(path) as archive:
+                for member in archive.namelist():
+                    texts[f"{path}!{member}"] = archive.read(member).decode("utf-8", "replace")
+        else:
+            texts[str(path)] = path.read_bytes().decode("utf-8", "replace")
+    assert any(name.endswith(".zip") or ".zip!" in name for name in texts), "the DRIFT run keeps a trace to scan"
+    assert len(texts) > 6
+    leaks = [(name, secret[:4] + "…") for name, text in texts.items() for secret in secrets if secret in text]
+    assert leaks == []
