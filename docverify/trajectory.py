@@ -137,7 +137,7 @@ class ProcedureResult:
             StepOutcome(s["number"], s["line"], s["text"], StepStatus(s["status"]), [_finding(f) for f in s["findings"]])
             for s in data.get("steps", [])
         ]
-        turns = [Turn(**t) for t in data.get("turns", [])]
+        turns = [Turn(**{"step": None, **t}) for t in data.get("turns", [])]
         check = None
         if data.get("check"):
             check = CheckResult(**{**data["check"], "usage": Usage.from_dict(data["check"]["usage"])

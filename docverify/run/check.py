@@ -116,6 +116,8 @@ class CheckRun:
             if store is not None:
                 self.take_over(store, fingerprints)
             todo = [task for task in tasks if task.id not in self.resumed]
+            if todo:
+                self.prepare(todo)
             for reporter in self.reporters:
                 reporter.run_started(len(tasks), self.console_text, self.policy_name)
             for task in tasks:
@@ -135,7 +137,6 @@ class CheckRun:
                     store.save(self.run_id, fingerprints[task.id], result)
 
             if todo:
-                self.prepare(todo)
                 self.console_text = self.execute(todo, save)
         except KeyboardInterrupt:
             interrupted = True

@@ -32,7 +32,7 @@ from docverify.secrets import scrub
 from docverify.task import Task
 
 from docverify_models.backends import Backend, with_image
-from docverify_models.schema import InvalidAnswer, action_schema, to_action
+from docverify_models.schema import InvalidAnswer, action_schema, to_action, variant_schema
 
 PROMPTS = Path(__file__).parent / "prompts"
 #: Words of actions that destroy or change what exists: allowed only when the task asks for them.
@@ -94,7 +94,6 @@ class Agent:
         self.meter = meter
         self.usage = usage
         self.prompts = prompt_environment(options.prompts_dir)
-        self.schema = action_schema()
         self.state = AgentState()
         steps = task.procedure.all_steps()
         self.state.current_step = steps[0].number if steps else None
@@ -108,8 +107,9 @@ class Agent:
         if self.options.vision and observation.screenshot and self.backend.supports_images:
             messages = with_image(messages, observation.screenshot)
         problems: list[str] = []
+        schema = self.schema(observation)
         for attempt in range(self.options.max_invalid + 1):
-            text = await self.call(messages)
+            text = await self.call(messages, schema)
             try:
                 action = to_action(text, observation, self.task)
                 self.in_scope(action, observation)
@@ -125,14 +125,23 @@ class Agent:
         raise Undecided(f"the model gave no usable action in {self.options.max_invalid + 1} tries "
                         f"(last problem: {problems[-1]})")
 
-    async def call(self, messages: list[dict[str, Any]]) -> str:
+    def schema(self, observation: Observation) -> dict[str, Any]:
+        """This turn's answer schema; for a constrained decoder, refs and step numbers
+        are the page's and the doc's own (it cannot name an element that is not there)."""
+        if not self.backend.constrained:
+            return action_schema(self.backend.max_text)
+        refs = [e.ref for e in observation.elements if e.ref]
+        steps = [s.number for s in self.task.procedure.all_steps()]
+        return variant_schema(self.backend.max_text, refs=refs, steps=steps)
+
+    async def call(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> str:
         tokens_in = self.backend.count_tokens(messages)
         max_out = self.options.max_answer_tokens
         if self.spent_tokens + tokens_in + max_out > self.options.max_tokens:
             raise Undecided(f"the token budget ran out ({self.options.max_tokens} tokens per procedure; "
                             "policy option max_tokens)")
         self.meter.reserve(self.backend.model, tokens_in, max_out, local=self.backend.local)
-        completion = await self.backend.complete(messages, self.schema, name="agent_action", max_tokens=max_out,
+        completion = await self.backend.complete(messages, schema, name="agent_action", max_tokens=max_out,
                                                  temperature=self.options.temperature)
         self.usage.retries += completion.retries
         self.spent_tokens += completion.tokens_in + completion.tokens_out
@@ -214,12 +223,14 @@ class Agent:
 
 
 def compact_snapshot(snapshot: str, tokens: int) -> str:
-    """The page within ``tokens``: whole when it fits; else the lines with refs and
-    headings first (what can be acted on), in page order, then a count of the rest."""
+    """The page within ``tokens``: whole (less link targets) when it fits; else the
+    lines with refs and headings (what can be acted on), in page order, then a
+    count of the rest."""
     budget = int(tokens * 3.5)
-    if len(snapshot) <= budget:
-        return snapshot
-    lines = snapshot.splitlines()
+    # link targets are noise to a model (the link's name says where it goes)
+    lines = [line for line in snapshot.splitlines() if not line.lstrip().startswith("- /url:")]
+    if sum(len(line) + 1 for line in lines) <= budget:
+        return "\n".join(lines)
     keep = [i for i, line in enumerate(lines) if "[ref=" in line or "heading" in line or "alert" in line]
     chosen: set[int] = set()
     used = 0

