@@ -25,6 +25,8 @@ BUILTIN_COMMANDS = {
     "parse": "docverify.cli.parse:parse",
     "plugins": "docverify.cli.plugins:plugins",
     "config": "docverify.cli.config:config",
+    "plan": "docverify.cli.plan:plan",
+    "accounts": "docverify.cli.accounts:accounts",
 }
 
 

@@ -1,0 +1,72 @@
+"""The account pool: test accounts tasks lease one at a time.
+
+- :mod:`~docverify.accounts.file` — accounts from ``docverify-accounts.toml`` and
+  ``DOCVERIFY_ACCOUNT_<NAME>__<KEY>`` variables; secrets are references;
+- :mod:`~docverify.accounts.secret` — references, masked values, scrubbing;
+- :mod:`~docverify.accounts.pool` — exclusive leases across processes (flock),
+  quarantine;
+- :mod:`~docverify.accounts.state` — what is remembered per account (quarantine,
+  key age);
+- :mod:`~docverify.accounts.rotation` — AccessKey rotation through RAM;
+- :mod:`~docverify.accounts.sandbox` — the sandbox's tenants (the zero-config
+  pool) and its RAM API.
+
+The runner's use::
+
+    pool = open_pool(console="sandbox", config_file=config.file)
+    async with pool.lease_async(console="sandbox", timeout=60, label=task.id) as lease:
+        endpoint = lease.account.on(console_endpoint)   # login form and keys of this account
+        ...
+        # login refused / credentials invalid:  lease.quarantine("login failed: ...")
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping
+
+from docverify.accounts.account import Account, AccountSpec
+from docverify.accounts.file import AccountsFileError, accounts_file_path, load_accounts
+from docverify.accounts.pool import (AccountPool, AccountQuarantined, Lease, NoSuchAccount, PoolExhausted,
+                                     default_lease_dir)
+from docverify.accounts.rotation import CREDENTIAL_ERROR_CODES
+from docverify.accounts.secret import ScrubFilter, Secret, SecretError, scrub, secret_values
+
+__all__ = [
+    "CREDENTIAL_ERROR_CODES", "Account", "AccountPool", "AccountQuarantined", "AccountSpec", "AccountsFileError", "Lease", "NoSuchAccount",
+    "PoolExhausted", "ScrubFilter", "Secret", "SecretError", "default_accounts", "open_pool", "scrub",
+    "secret_values",
+]
+
+
+def default_accounts(console: str) -> list[AccountSpec]:
+    """The pool when nothing is configured: the sandbox's seeded tenants for the
+    sandbox console, nothing for any other."""
+    if console == "sandbox":
+        from docverify.accounts.sandbox import sandbox_accounts
+
+        return sandbox_accounts()
+    return []
+
+
+def open_pool(*, console: str = "sandbox", accounts_file: str | Path | None = None,
+              config_file: Path | None = None, lease_dir: str | Path | None = None, cwd: Path | None = None,
+              environ: Mapping[str, str] | None = None) -> AccountPool:
+    """The pool as configured: the accounts file (``accounts_file``,
+    ``DOCVERIFY_ACCOUNTS``, or ``docverify-accounts.toml`` next to ``config_file``)
+    plus ``DOCVERIFY_ACCOUNT_*``; with neither, :func:`default_accounts`.
+
+    Leases live in ``lease_dir`` (default: :func:`default_lease_dir`)."""
+    environ = os.environ if environ is None else environ
+    path = accounts_file_path(accounts_file, config_file=config_file, cwd=cwd, environ=environ)
+    explicit = bool(accounts_file or environ.get("DOCVERIFY_ACCOUNTS"))
+    source = load_accounts(path, environ=environ, required=explicit)
+    specs, where = source.specs, (str(path) if source.exists else "")
+    if not specs:
+        specs = default_accounts(console)
+        where = f"the {console} console's built-in accounts" if specs else f"{path} does not exist"
+    elif not source.exists:
+        where = "DOCVERIFY_ACCOUNT_* variables"
+    folder = Path(lease_dir) if lease_dir else default_lease_dir(config_file=config_file, cwd=cwd, environ=environ)
+    return AccountPool(specs, folder, environ=environ, max_key_age_days=source.max_key_age_days, source=where)

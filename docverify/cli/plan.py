@@ -1,0 +1,179 @@
+"""``docverify plan``: each procedure's Resource META and the Terraform that would make it exist."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from docverify.cli import CONTEXT_SETTINGS, get_app
+from docverify.errors import ExitCode, NoProceduresError
+from docverify.spec.model import Diagnostic, Procedure, Severity
+
+#: The suffix shown unless --suffix is given: a run draws a fresh random one.
+PREVIEW_SUFFIX = "xxxxxx"
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("paths", nargs=-1, required=True)
+@click.option("-k", "keyword", metavar="EXPR",
+              help="Only procedures whose id or title match, e.g. -k 'bucket and not delete'.")
+@click.option("--changed-since", metavar="GIT_REF", envvar="DOCVERIFY_CHANGED_SINCE",
+              help="Only documents changed since GIT_REF. Env: DOCVERIFY_CHANGED_SINCE.")
+@click.option("--provider", envvar="DOCVERIFY_PROVIDER",
+              help="Terraform templates to render: sandbox (the embedded console) or alicloud (real Alibaba Cloud); "
+                   "default: alicloud when the configured console is aliyun, else sandbox. Env: DOCVERIFY_PROVIDER.")
+@click.option("--templates", "templates", type=click.Path(file_okay=False, path_type=Path), envvar="DOCVERIFY_TEMPLATES",
+              help="A folder of <provider>/*.tf.j2 templates searched before the built-in ones. Env: DOCVERIFY_TEMPLATES.")
+@click.option("--region", help="Region for the stack (default: the procedure's, else cn-hangzhou).")
+@click.option("--suffix", default=PREVIEW_SUFFIX, show_default=True,
+              help="Name suffix to preview with; a real run draws a fresh random one.")
+@click.option("--terraform/--no-terraform", "show_terraform", default=True,
+              help="Also print the Terraform files (table mode).")
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@click.pass_context
+def plan(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, changed_since: str | None, provider: str | None,
+         templates: Path | None, region: str | None, suffix: str, show_terraform: bool, as_json: bool) -> int:
+    """Show what must exist before each procedure runs (its Resource META) and the
+    Terraform that would create it.
+
+    PATH is a Markdown file or a folder (recursive); PATH#ID picks one procedure.
+    Each requirement shows its source: the procedure's `requires:` annotation, or
+    inferred from the doc (prerequisites, the objects the steps act on, the audit
+    event it proves), with the doc line. Nothing is created.
+
+    \b
+    Exit codes: 0 planned; 2 a bad `requires:` annotation or input file; 3 a broken
+    template; 5 no procedures.
+
+    \b
+    Examples:
+      docverify plan examples/docs
+      docverify plan "docs/Release an instance.md" --provider alicloud
+      docverify plan docs -k instance --json | jq '.procedures[].requirements'
+      docverify plan docs --templates my_templates/ --provider alicloud --no-terraform
+    """
+    from docverify.cli.check import collect
+    from docverify.meta import MetaError, analyze
+    from docverify.stack import TemplateSet, render_stack
+
+    config = get_app(ctx).config({}, {})
+    if provider is None:
+        provider = "alicloud" if "aliyun" in config.settings.console.use else "sandbox"
+    procedures, problems = collect(paths, config, keyword, changed_since)
+    runnable: list[Procedure] = []
+    for procedure in procedures:
+        annotation = procedure.annotation
+        if annotation is not None and annotation.skip:
+            reason = annotation.skip if isinstance(annotation.skip, str) else "skip: true"
+            problems.append(Diagnostic(procedure.path, procedure.line, Severity.WARNING,
+                                       f"{procedure.id} skipped by its annotation: {reason}"))
+        elif procedure.all_steps():
+            runnable.append(procedure)
+    if not runnable:
+        _flush_problems(problems)
+        raise NoProceduresError(f"no procedures to plan in {', '.join(paths)}",
+                                hint="a procedure is an ordered list of steps; see `docverify parse PATH --steps`")
+    TemplateSet.load(provider, templates)  # an unknown provider or a broken types.yaml: one clear error first
+    entries = []
+    for procedure in runnable:
+        try:
+            meta = analyze(procedure, suffix=suffix)
+        except MetaError as error:
+            problems.append(Diagnostic(error.path, error.line, Severity.ERROR, error.detail))
+            continue
+        stack = render_stack(meta.requirements, provider, suffix=suffix, region=region or procedure.region,
+                             templates=templates, allow_uncovered=True)
+        entries.append((procedure, meta, stack))
+
+    if as_json:
+        payload = {
+            "provider": provider,
+            "suffix": suffix,
+            "procedures": [_entry_json(procedure, meta, stack) for procedure, meta, stack in entries],
+            "diagnostics": [p.to_dict() for p in problems],
+        }
+        click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+    else:
+        _print_plan(entries, show_terraform)
+    _flush_problems(problems)
+    if not as_json:
+        needing = sum(1 for _, meta, _ in entries if meta.requirements)
+        click.echo(f"{len(entries)} procedure(s) planned, {needing} need resources "
+                   f"(provider {provider}, suffix {suffix}; nothing was created)", err=True)
+    if any(p.severity is Severity.ERROR for p in problems):
+        return ExitCode.USAGE
+    return ExitCode.OK
+
+
+def _flush_problems(problems: list[Diagnostic]) -> None:
+    sys.stdout.flush()
+    for problem in problems:
+        click.echo(str(problem), err=True)
+
+
+def _entry_json(procedure: Procedure, meta, stack) -> dict:
+    return {
+        "id": procedure.id,
+        "title": procedure.title,
+        "path": procedure.path,
+        "line": procedure.line,
+        "product": meta.product,
+        "creates": [{"type": t, "evidence": [e.to_dict() for e in ev]} for t, ev in meta.creates.items()],
+        "requirements": [r.to_dict() for r in meta.requirements],
+        "terraform": stack.to_dict(),
+    }
+
+
+def _print_plan(entries, show_terraform: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    console = Console()
+    for procedure, meta, stack in entries:
+        console.print(Text(f"{procedure.id}  {procedure.title}  ({procedure.path}:{procedure.line}-{procedure.end_line})",
+                           style="bold"), soft_wrap=True)
+        if meta.creates:
+            console.print(Text(f"  creates: {', '.join(meta.creates)} (not provisioned: the procedure makes it)"),
+                          soft_wrap=True)
+        if not meta.requirements:
+            console.print(Text("  needs nothing to exist beforehand"), soft_wrap=True)
+            console.print()
+            continue
+        addresses: dict[str, list[str]] = {}
+        for resource in stack.resources:
+            addresses.setdefault(resource.meta_type, []).append(resource.tf_address)
+        uncovered = {r.type for r in stack.uncovered}
+        table = Table(show_edge=False, pad_edge=False)
+        table.add_column("META type", no_wrap=True)
+        table.add_column("n", justify="right", no_wrap=True)
+        table.add_column("name", overflow="fold")
+        table.add_column("depends on", overflow="fold")
+        table.add_column("terraform", overflow="fold")
+        why = []
+        for requirement in meta.requirements:
+            where = ("no template: ResourceCoder" if requirement.type in uncovered
+                     else ", ".join(addresses.get(requirement.type, [])))
+            table.add_row(Text(requirement.type), str(requirement.count), Text(requirement.name or "—"),
+                          Text(", ".join(requirement.dependencies) or "—"), Text(where))
+            evidence = requirement.evidence[0] if requirement.evidence else None
+            shown = ""
+            if evidence is not None:
+                shown = f"{evidence.kind}{f' L{evidence.line}' if evidence.line else ''}: {_short(evidence.text, 90)}"
+            more = f" (+{len(requirement.evidence) - 1} more)" if len(requirement.evidence) > 1 else ""
+            why.append(f"  {requirement.type}: {requirement.source}, {shown}{more}")
+        console.print(table)
+        for line in why:
+            console.print(Text(line), soft_wrap=True)
+        if show_terraform and stack.resources:
+            for name, text in stack.files.items():
+                console.print(Text(f"  # {name}", style="dim"), soft_wrap=True)
+                console.print(Text(text.rstrip()), soft_wrap=True)
+        console.print()
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
