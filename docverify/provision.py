@@ -25,5 +25,8 @@ class Provisioned:
 class Provisioner(Plugin):
     """Base class of provisioner plugins."""
 
-    def provision(self, procedure: Any) -> AbstractContextManager[Provisioned]:
+    def provision(self, task: Any, endpoint: Any) -> AbstractContextManager[Provisioned]:
+        """Create ``task``'s Resource META in the account ``endpoint`` signs in to.
+
+        Runs in a worker thread (Terraform takes seconds; the other procedures go on)."""
         raise NotImplementedError

@@ -264,8 +264,9 @@ _NAME_FIRST = frozenset({"oss_bucket", "oss_object", "ram_user", "ram_group", "r
 
 
 def _spellings(key: str) -> list[str]:
-    """``your-vpc-id`` -> also ``your_vpc_id`` and ``your vpc id``."""
-    return list(dict.fromkeys([key, key.replace("-", "_"), key.replace("-", " ")]))
+    """The context key of a placeholder; ``Task.resolve`` matches ``<your_vpc_id>`` and
+    ``<Your VPC ID>`` to ``your-vpc-id`` itself (:func:`docverify.task.placeholder_key`)."""
+    return [key]
 
 
 def context_keys(resource: StackResource, first_of_type: bool) -> tuple[list[str], list[str]]:

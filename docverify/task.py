@@ -59,14 +59,23 @@ class Task:
         ``docverify-your-bucket-name-<suffix>``), so a doc's example values can be
         typed as they are."""
 
+        keys = {placeholder_key(k): v for k, v in self.context.items()}
+
         def value(match: re.Match[str]) -> str:
             key = match.group(1).strip()
             if key in self.context:
                 return self.context[key]
+            if placeholder_key(key) in keys:  # <VPC ID>, <vpc_id> and <vpc-id> are one placeholder
+                return keys[placeholder_key(key)]
             slug = re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")
             return f"docverify-{slug}-{self.context.get('suffix', '')}".rstrip("-")
 
         return PLACEHOLDER.sub(value, text)
+
+
+def placeholder_key(name: str) -> str:
+    """A placeholder's name without case or separator differences: ``VPC_ID`` -> ``vpc-id``."""
+    return re.sub(r"[\s_-]+", "-", name.strip().lower())
 
 
 def new_suffix() -> str:

@@ -15,10 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TypeVar
 
 from docverify.actions import Action, ActionKind, Observation
 from docverify.checker import Checker, Evidence
@@ -36,6 +38,7 @@ from docverify.trajectory import CheckResult, ProcedureResult, StepOutcome, Step
 from docverify.verdict import Finding, Verdict, decide
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 @dataclass
@@ -72,6 +75,21 @@ class Outcome:
     finished: float = 0.0
     final: Observation | None = None  #: the page when the episode ended
     usage: Usage = field(default_factory=Usage)
+
+
+@asynccontextmanager
+async def in_thread(manager: AbstractContextManager[T]) -> AsyncIterator[T]:
+    """A blocking context manager (a provisioner's Terraform) entered and left in a
+    worker thread, so the other procedures go on meanwhile. It is left even when the
+    procedure is cancelled (Ctrl-C): what was created is destroyed."""
+    value = await asyncio.to_thread(manager.__enter__)
+    try:
+        yield value
+    except BaseException as error:
+        if not await asyncio.to_thread(manager.__exit__, type(error), error, error.__traceback__):
+            raise
+    else:
+        await asyncio.to_thread(manager.__exit__, None, None, None)
 
 
 def now_iso() -> str:
@@ -134,7 +152,7 @@ class Runner:
         for reporter in self.stages.reporters:
             reporter.procedure_started(task)
         try:
-            with self.stages.provisioner.provision(task.procedure) as provisioned:
+            async with in_thread(self.stages.provisioner.provision(task, self.endpoint)) as provisioned:
                 task.context.update({k: str(v) for k, v in provisioned.outputs.items()})
                 async with xrun.session(task.id) as session:
                     opened = time.perf_counter() - clock

@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from pydantic import Field as Option
@@ -33,7 +33,7 @@ from docverify.locate import (
 from docverify.policy import Episode, Policy
 from docverify.spec.model import Action as DocAction
 from docverify.spec.model import Field, Intent, Step
-from docverify.task import Task
+from docverify.task import PLACEHOLDER, Task
 from docverify.trajectory import StepStatus
 from docverify.verdict import Finding, FindingKind
 
@@ -189,6 +189,11 @@ class LiteralEpisode(Episode):
         self.step_status.setdefault(step.number, StepStatus.FOLLOWED)
 
     async def follow_action(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        if PLACEHOLDER.search(f"{act.target} {act.value} {' '.join(act.path)}"):
+            # a label or value that is a placeholder: the task context's value (a provisioned name)
+            act = replace(act, target=self.task.resolve(act.target) if act.target else act.target,
+                          value=self.task.resolve(act.value) if act.value else act.value,
+                          path=[self.task.resolve(item) for item in act.path])
         handlers = {
             Intent.OPEN_CONSOLE: self.open_console, Intent.OPEN_URL: self.open_url,
             Intent.SELECT_REGION: self.select_region, Intent.NAVIGATE: self.navigate,

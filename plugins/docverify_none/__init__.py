@@ -15,7 +15,7 @@ class NoneProvisioner(Provisioner):
     name = "none"
 
     @contextmanager
-    def provision(self, procedure: Any) -> Iterator[Provisioned]:
+    def provision(self, task: Any, endpoint: Any) -> Iterator[Provisioned]:
         yield Provisioned()
 
 

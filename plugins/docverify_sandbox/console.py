@@ -61,5 +61,6 @@ class SandboxConsole(Console):
                 "root_access_key_secret": acct.access_key_secret,
                 "signin_url": url + "/signin",
                 "audit_delay_s": "0",  # events are written with the operation: nothing to wait for
+                "terraform_provider": "sandbox",  # the provisioner's templates for this console
             },
         )

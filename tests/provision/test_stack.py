@@ -74,7 +74,7 @@ def test_renders_dependencies_with_refs_names_and_outputs(tiny):
     assert main.index('resource "tiny_vpc"') < main.index('resource "tiny_vswitch"')
     assert stack.files["provider.tf"] == 'provider "tiny" {\n  region = "cn-beijing"\n}\n'
     assert set(stack.outputs) == {"vpc_1_id", "vpc_1_name", "vswitch_1_id", "vswitch_1_name"}
-    assert {"vpc-id", "your-vpc-id", "vpc_id"} <= set(stack.outputs["vpc_1_id"])
+    assert {"vpc-id", "your-vpc-id", "vpc_1_id"} <= set(stack.outputs["vpc_1_id"])
     assert {"vswitch-name", "your-vswitch-name"} <= set(stack.outputs["vswitch_1_name"])
 
 
@@ -84,6 +84,8 @@ def test_outputs_fill_the_task_context_for_the_doc_placeholders(tiny):
     task = Task(procedure=Procedure(id="p", title="t", path="p.md", line=1, end_line=1),
                 context={"suffix": "ab12cd", **context})
     assert task.resolve("Select <vpc-id> (<your-vpc-name>)") == "Select vpc-bp1234 (docverify-vpc-ab12cd)"
+    # case and separators do not matter: one context key serves every spelling
+    assert task.resolve("<VPC_ID>, <Your VPC Name>, <vpc id>") == "vpc-bp1234, docverify-vpc-ab12cd, vpc-bp1234"
 
 
 def test_count_gives_numbered_resources(tiny):

@@ -1,0 +1,82 @@
+"""``docverify cleanup``: destroy what interrupted or crashed runs left provisioned."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+
+from docverify.errors import EnvironmentProblem, ExitCode
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="The ledger of live stacks (default: provisioner.terraform.state_dir, .docverify/stacks).")
+@click.option("--dry-run", is_flag=True, help="List the leftovers; destroy nothing.")
+@click.option("--forget", "forget", multiple=True, metavar="STACK",
+              help="Drop a stack from the ledger without destroying it (its resources are gone: e.g. the embedded "
+                   "sandbox that held them stopped). Repeatable; 'all' for every one.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def cleanup(ctx: click.Context, state_dir: Path | None, dry_run: bool, forget: tuple[str, ...], as_json: bool) -> int:
+    """Destroy the resources that runs provisioned and did not destroy.
+
+    The terraform provisioner records every stack before it applies it and forgets
+    it only after a successful destroy; a run killed in between (or whose destroy
+    failed) leaves an entry here. Credentials: the AccessKey the stack was applied
+    with, found in ALIBABA_CLOUD_ACCESS_KEY_ID/_SECRET or the account pool
+    (docverify accounts); never stored in the ledger.
+
+    \b
+    Examples:
+      docverify cleanup --dry-run
+      docverify cleanup
+      docverify cleanup --forget all      # the embedded sandbox that held them is gone
+    """
+    from docverify.cli import get_app
+    from docverify_terraform.engine import Ledger, Stack, Terraform, TerraformError
+    from docverify_terraform.provisioner import TerraformProvisioner, credentials_for
+
+    app = get_app(ctx)
+    options = app.checked_config().plugin_options("provisioner", "terraform", TerraformProvisioner)
+    ledger = Ledger(state_dir or options.state_dir)  # type: ignore[attr-defined]
+    entries = ledger.entries()
+    dropped = [e for e in entries if "all" in forget or e.id in forget]
+    for entry in dropped:
+        ledger.forget(entry.id)
+    entries = [e for e in entries if e not in dropped]
+    rows = []
+    failed = 0
+    for entry in entries:
+        row = {"stack": entry.id, "recorded": entry.recorded, "task": entry.labels.get("task"),
+               "workdir": str(entry.workdir), "leftovers": list(entry.leftovers), "error": entry.error}
+        if not dry_run:
+            try:
+                credentials = credentials_for(entry.labels.get("access_key_id"), entry.env, config_file=app.config().file)
+                terraform = Terraform(options.binary, credentials=credentials, env=dict(entry.env))  # type: ignore[attr-defined]
+                if not entry.workdir.is_dir():
+                    raise EnvironmentProblem(f"its working directory {entry.workdir} is gone")
+                stack = Stack(terraform, entry.workdir, ledger=ledger, stack_id=entry.id, labels=entry.labels)
+                stack.init(reinstall_sandbox=True)
+                stack.destroy(attempts=options.destroy_attempts)  # type: ignore[attr-defined]
+                row["destroyed"] = True
+            except (TerraformError, EnvironmentProblem) as error:
+                row["destroyed"], row["error"] = False, str(error)
+                failed += 1
+        rows.append(row)
+    if as_json:
+        click.echo(json.dumps({"stacks": rows, "forgotten": [e.id for e in dropped]}, indent=2))
+    else:
+        for entry in dropped:
+            click.echo(f"forgot {entry.id} (not destroyed)")
+        if not rows:
+            click.echo("no leftover stacks" + (f" in {ledger.dir}" if not dropped else ""))
+        for row in rows:
+            state = "left" if dry_run else ("destroyed" if row.get("destroyed") else f"NOT destroyed: {row['error']}")
+            click.echo(f"{row['stack']}  task {row['task'] or '?'}  recorded {row['recorded']}: {state}")
+        if failed:
+            click.echo(f"{failed} stack(s) could not be destroyed; when their resources are gone anyway "
+                       "(an embedded sandbox that stopped), drop them with --forget STACK", err=True)
+    return ExitCode.ENVIRONMENT if failed else ExitCode.OK

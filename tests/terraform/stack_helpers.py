@@ -1,0 +1,58 @@
+"""A minimal renderer for terraform_templates/sandbox (the real one belongs to the provisioner),
+and helpers to look at files (imported by name: tests/terraform is on sys.path)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import yaml
+
+TEMPLATES = Path(__file__).resolve().parents[2] / "terraform_templates" / "sandbox"
+SUFFIX = "ab12cd"
+
+
+@dataclass
+class R:
+    """What a template sees as ``r``."""
+
+    meta: str
+    address: str
+    name: str
+    region: str = "cn-hangzhou"
+    suffix: str = SUFFIX
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+def types() -> dict[str, str]:
+    return yaml.safe_load((TEMPLATES / "types.yaml").read_text(encoding="utf-8"))
+
+
+def resource(meta: str, n: int = 1, suffix: str = SUFFIX, **attributes: Any) -> R:
+    slug = meta.replace("_", "")[:10]
+    return R(meta, f"{meta}_{n}", f"docverify-{slug}-{suffix}", suffix=suffix, attributes=attributes)
+
+
+def render(resources: list[R], region: str = "cn-hangzhou") -> str:
+    """provider.tf.j2 plus each resource's template; ref(t) is the first resource of type t."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True)
+    mapping = types()
+    addresses: dict[str, str] = {}
+    for r in resources:
+        addresses.setdefault(r.meta, f"{mapping[r.meta]}.{r.address}")
+
+    def ref(meta: str) -> str:
+        return addresses[meta]
+
+    parts = [env.get_template("provider.tf.j2").render(region=region)]
+    parts += [env.get_template(f"{r.meta}.tf.j2").render(r=r, ref=ref) for r in resources]
+    return "\n".join(parts)
+
+
+def files_containing(root: Path, needle: str) -> list[Path]:
+    """Every file under ``root`` (hidden ones too) whose bytes contain ``needle``."""
+    raw = needle.encode()
+    return [p for p in root.rglob("*") if p.is_file() and raw in p.read_bytes()]
