@@ -198,8 +198,8 @@ def load_config(
     merged: dict[str, Any] = Settings().model_dump()
     origins: dict[str, str] = {}
     if file is not None:
-        data, lines = _read_toml(file)
-        shown = _display(file)
+        data, lines = read_toml(file)
+        shown = display_path(file)
         _merge(merged, data, origins, lambda key: f"{shown}:{lines[key]}" if key in lines else None)
     env_data, env_origins = _from_environ(environ)
     _merge(merged, env_data, origins, env_origins.get)
@@ -219,22 +219,24 @@ def load_config(
     return config
 
 
-def _display(file: Path) -> str:
+def display_path(file: Path) -> str:
     try:
         return str(file.relative_to(Path.cwd()))
     except ValueError:
         return str(file)
 
 
-def _read_toml(file: Path) -> tuple[dict[str, Any], dict[str, int]]:
+def read_toml(file: Path, error: type[ConfigError] = ConfigError) -> tuple[dict[str, Any], dict[str, int]]:
+    """A TOML file's data and the line of each dotted key; ``error`` (a ConfigError)
+    names the file when it cannot be read or parsed."""
     try:
         text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ConfigError(f"cannot read {file}: {error}") from None
+    except (OSError, UnicodeDecodeError) as problem:
+        raise error(f"cannot read {display_path(file)}: {problem}") from None
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise ConfigError(f"{_display(file)}: invalid TOML: {error}") from None
+    except tomllib.TOMLDecodeError as problem:
+        raise error(f"{display_path(file)}: invalid TOML: {problem}") from None
     return data, _key_lines(text)
 
 

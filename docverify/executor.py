@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from docverify.actions import Action, ActionResult, Observation
-from docverify.console import ConsoleEndpoint
+from docverify.console import ConsoleEndpoint, LoginForm
 from docverify.registry import Plugin
 
 
@@ -43,8 +43,9 @@ class Session(Protocol):
 class ExecutorRun(Protocol):
     """An open executor: one browser for the run."""
 
-    def session(self, name: str) -> AbstractAsyncContextManager[Session]:
-        """A fresh, logged-in session; leaving it closes the context."""
+    def session(self, name: str, login: LoginForm | None = None) -> AbstractAsyncContextManager[Session]:
+        """A fresh, logged-in session; leaving it closes the context. ``login``: sign
+        in as this account instead of the endpoint's (a task's leased account)."""
 
 
 class Executor(Plugin):

@@ -31,6 +31,11 @@ class Episode:
         """A provisioner created something this procedure lacked (a structured,
         human-readable report): model policies add it to their context."""
 
+    def resume(self) -> bool:
+        """After the episode answered ``done`` blocked and what it lacked was created:
+        go on (True), or stay finished (False, the default)."""
+        return False
+
 
 class Policy(Plugin):
     """Base class of policy plugins.
@@ -41,6 +46,11 @@ class Policy(Plugin):
     misconfiguration is one clear error instead of one per procedure."""
 
     meter: CostMeter = CostMeter()
+
+    @property
+    def sees_screenshots(self) -> bool:
+        """Whether observations should carry a screenshot (a vision model reads it)."""
+        return False
 
     def prepare(self) -> None:
         """Load what every episode shares; raise a DocverifyError when unusable."""

@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from docverify.cost import CostMeter
 from docverify.registry import Plugin
 
 
@@ -23,7 +24,9 @@ class Provisioned:
 
 
 class Provisioner(Plugin):
-    """Base class of provisioner plugins."""
+    """Base class of provisioner plugins. :attr:`meter` prices model calls (ResourceCoder)."""
+
+    meter: CostMeter = CostMeter()
 
     def provision(self, task: Any, endpoint: Any) -> AbstractContextManager[Provisioned]:
         """Create ``task``'s Resource META in the account ``endpoint`` signs in to.

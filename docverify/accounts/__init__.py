@@ -52,18 +52,19 @@ def default_accounts(console: str) -> list[AccountSpec]:
 
 def open_pool(*, console: str = "sandbox", accounts_file: str | Path | None = None,
               config_file: Path | None = None, lease_dir: str | Path | None = None, cwd: Path | None = None,
-              environ: Mapping[str, str] | None = None) -> AccountPool:
+              environ: Mapping[str, str] | None = None, defaults: bool = True) -> AccountPool:
     """The pool as configured: the accounts file (``accounts_file``,
     ``DOCVERIFY_ACCOUNTS``, or ``docverify-accounts.toml`` next to ``config_file``)
     plus ``DOCVERIFY_ACCOUNT_*``; with neither, :func:`default_accounts`.
 
-    Leases live in ``lease_dir`` (default: :func:`default_lease_dir`)."""
+    Leases live in ``lease_dir`` (default: :func:`default_lease_dir`). ``defaults=False``:
+    an unconfigured pool stays empty (``docverify check`` then uses the console's own account)."""
     environ = os.environ if environ is None else environ
     path = accounts_file_path(accounts_file, config_file=config_file, cwd=cwd, environ=environ)
     explicit = bool(accounts_file or environ.get("DOCVERIFY_ACCOUNTS"))
     source = load_accounts(path, environ=environ, required=explicit)
     specs, where = source.specs, (str(path) if source.exists else "")
-    if not specs:
+    if not specs and defaults:
         specs = default_accounts(console)
         where = f"the {console} console's built-in accounts" if specs else f"{path} does not exist"
     elif not source.exists:

@@ -40,7 +40,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from docverify.accounts.account import DEFAULT_MAX_KEY_AGE_DAYS, NAME_PATTERN, SECRET_FIELDS, AccountSpec
 from docverify.accounts.secret import SecretRef, write_private
-from docverify.config import _key_lines
+from docverify.config import display_path as _display
+from docverify.config import read_toml
 from docverify.errors import ConfigError
 
 ACCOUNTS_FILE_NAME = "docverify-accounts.toml"
@@ -109,24 +110,9 @@ def load_accounts(path: Path, *, environ: Mapping[str, str] | None = None, requi
     return source
 
 
-def _display(path: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
-
-
 def _read_file(path: Path) -> tuple[_FileLayout, list[AccountSpec]]:
     shown = _display(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise AccountsFileError(f"cannot read {shown}: {error}") from None
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as error:
-        raise AccountsFileError(f"{shown}: invalid TOML: {error}") from None
-    lines = _key_lines(text)
+    data, lines = read_toml(path, AccountsFileError)
 
     def where(dotted: str) -> str:
         parts = dotted.split(".")

@@ -215,30 +215,36 @@ class AccountPool:
                 timeout: float | None = 0.0, label: str = "", include_quarantined: bool = False) -> Lease:
         """Lease one matching account, waiting up to ``timeout`` seconds (None: no limit;
         0: fail at once) for one to be free. Raises :class:`PoolExhausted`."""
-        candidates = self._candidates(name, console, tags, include_quarantined)
-        deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
-        pause = _POLL_FIRST
-        while True:
-            if (lease := self._attempt(candidates, label, include_quarantined)) is not None:
-                return lease
-            if deadline is not None and time.monotonic() >= deadline:
-                raise self._exhausted(candidates, timeout, name, console, tags)
-            time.sleep(pause if deadline is None else min(pause, max(0.0, deadline - time.monotonic())))
-            pause = min(pause * 1.5, _POLL_MAX)
+        for outcome in self._attempts(name, console, tags, timeout, label, include_quarantined):
+            if isinstance(outcome, Lease):
+                return outcome
+            time.sleep(outcome)
+        raise AssertionError("unreachable: _attempts ends with a lease or raises")
 
     async def acquire_async(self, name: str | None = None, *, console: str | None = None,
                             tags: Sequence[str] = (), timeout: float | None = 0.0, label: str = "",
                             include_quarantined: bool = False) -> Lease:
         """:meth:`acquire` for an event loop: waits with ``asyncio.sleep``."""
+        for outcome in self._attempts(name, console, tags, timeout, label, include_quarantined):
+            if isinstance(outcome, Lease):
+                return outcome
+            await asyncio.sleep(outcome)
+        raise AssertionError("unreachable: _attempts ends with a lease or raises")
+
+    def _attempts(self, name: str | None, console: str | None, tags: Sequence[str], timeout: float | None,
+                  label: str, include_quarantined: bool) -> Iterator["Lease | float"]:
+        """Try to lease; between tries, yield how long to wait; yield the lease when one
+        is taken, or raise :class:`PoolExhausted` at the deadline."""
         candidates = self._candidates(name, console, tags, include_quarantined)
         deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
         pause = _POLL_FIRST
         while True:
             if (lease := self._attempt(candidates, label, include_quarantined)) is not None:
-                return lease
+                yield lease
+                return
             if deadline is not None and time.monotonic() >= deadline:
                 raise self._exhausted(candidates, timeout, name, console, tags)
-            await asyncio.sleep(pause if deadline is None else min(pause, max(0.0, deadline - time.monotonic())))
+            yield pause if deadline is None else min(pause, max(0.0, deadline - time.monotonic()))
             pause = min(pause * 1.5, _POLL_MAX)
 
     @contextmanager

@@ -38,6 +38,8 @@ def _options(values: tuple[str, ...]) -> dict[str, object]:
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Procedures in parallel (browser contexts). Env: DOCVERIFY_JOBS.")
 @click.option("--policy", help="Policy plugin (default literal). Env: DOCVERIFY_POLICY.")
 @click.option("--console", "console_name", help="Console plugin (default sandbox). Env: DOCVERIFY_CONSOLE.")
+@click.option("--provisioner", help="Provisioner plugin: none (default), terraform, resourcecoder. "
+                                    "Env: DOCVERIFY_PROVISIONER.")
 @click.option("--report", "reports", multiple=True, metavar="NAME[,NAME]",
               help="Extra reports: json, junit, github, html (repeat or comma-separate). Needs --output for files.")
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), envvar="DOCVERIFY_OUTPUT",
@@ -51,6 +53,10 @@ def _options(values: tuple[str, ...]) -> dict[str, object]:
 @click.option("--budget", metavar="AMOUNT", envvar="DOCVERIFY_BUDGET",
               help="Stop model calls before this is spent, e.g. 2.50USD or 20CNY (needs [prices.MODEL]). "
                    "Env: DOCVERIFY_BUDGET.")
+@click.option("--lease-timeout", type=click.FloatRange(0, 86_400), default=600, show_default=True,
+              envvar="DOCVERIFY_LEASE_TIMEOUT",
+              help="With an account pool: seconds a procedure waits for a free account (0: fail at once). "
+                   "Env: DOCVERIFY_LEASE_TIMEOUT.")
 @click.option("--headed", is_flag=True, default=None, help="Show the browser window.")
 @click.option("--slow-mo", type=click.IntRange(0, 10_000), metavar="MS", help="Pause after each browser operation.")
 @click.option("--browser-path", type=click.Path(dir_okay=False), envvar="DOCVERIFY_BROWSER",
@@ -64,8 +70,9 @@ def _options(values: tuple[str, ...]) -> dict[str, object]:
               help="Any configuration key, e.g. -O console.sandbox.release=2021-06 (repeatable).")
 @click.pass_context
 def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, changed_since: str | None,
-          jobs: int | None, policy: str | None, console_name: str | None, reports: tuple[str, ...],
-          output: Path | None, fail_on: str, max_steps: int, timeout: float, budget: str | None, headed: bool | None,
+          jobs: int | None, policy: str | None, console_name: str | None, provisioner: str | None,
+          reports: tuple[str, ...],
+          output: Path | None, fail_on: str, max_steps: int, timeout: float, budget: str | None, lease_timeout: float, headed: bool | None,
           slow_mo: int | None, browser_path: str | None, screenshots: bool | None, resume: bool,
           no_store: bool, dry_run: bool, settings: tuple[str, ...]) -> int:
     """Run the procedures under PATHS against a console and report drift, step by step.
@@ -98,10 +105,12 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
     if unknown:
         raise UsageError(f"--fail-on {fail_on}: unknown {', '.join(unknown)}; choose from {', '.join(FAIL_ON)}")
     overrides: dict[str, object] = {"jobs": jobs, "policy.use": policy, "console.use": console_name, "budget": budget,
+                                    "provisioner.use": provisioner,
                                     "executor.playwright.headed": headed,
                                     "executor.playwright.slow_mo_ms": slow_mo,
                                     "executor.playwright.browser_path": browser_path}
     names = {"jobs": "--jobs", "policy.use": "--policy", "console.use": "--console", "budget": "--budget",
+             "provisioner.use": "--provisioner",
              "executor.playwright.headed": "--headed", "executor.playwright.slow_mo_ms": "--slow-mo",
              "executor.playwright.browser_path": "--browser-path"}
     for key, value in _options(settings).items():
@@ -151,7 +160,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
     options = CheckOptions(
         jobs=config.settings.jobs,
         limits=RunLimits(max_steps=max_steps, timeout_s=timeout, screenshots=screenshots),
-        output=output, resume=resume,
+        output=output, resume=resume, lease_timeout=lease_timeout,
         store=None if no_store else default_store_path(Path.cwd()),
         argv=sys.argv[1:],
     )

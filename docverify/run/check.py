@@ -35,6 +35,7 @@ class CheckOptions:
     reporters: Sequence[str] = ("console",)
     resume: bool = False
     store: Path | None = None  #: the results database; None: no store
+    lease_timeout: float | None = 600.0  #: seconds a task waits for a free account (None: forever)
     argv: Sequence[str] = ()
 
 
@@ -83,13 +84,14 @@ class CheckRun:
         )
         budget = Budget.parse(config.settings.budget, config.origin("budget")) if config.settings.budget else None
         self.meter = CostMeter(config.settings.prices, budget)
-        for plugin in (self.stages.policy, *self.stages.checkers):
+        for plugin in (self.stages.policy, *self.stages.checkers, self.stages.provisioner):
             plugin.meter = self.meter
         self.run_id = new_run_id()
         self.console_text = self.console.name
         self.started_at, self.clock = now_iso(), time.perf_counter()
         self.results: dict[str, ProcedureResult] = {}
         self.resumed: dict[str, ProcedureResult] = {}
+        self.accounts = None  #: the account pool, when one is configured (set by prepare)
 
     @property
     def policy_name(self) -> str:
@@ -151,9 +153,19 @@ class CheckRun:
                 store.close()
         return self.summary(tasks)
 
+    def account_pool(self):
+        """The configured account pool (docverify-accounts.toml, DOCVERIFY_ACCOUNT_*):
+        each task then leases an account of its own. None when none is configured:
+        every task uses the console's own account."""
+        from docverify.accounts import open_pool
+
+        pool = open_pool(console=self.console.name, config_file=self.config.file, defaults=False)
+        return pool if pool.specs else None
+
     def prepare(self, tasks: Sequence[Task]) -> None:
         """Load the policy's model and the checkers that these tasks need, once,
         so a misconfigured model is one clear error before anything runs."""
+        self.accounts = self.account_pool()
         self.stages.policy.prepare()
         needed = set()
         for task in tasks:
@@ -174,7 +186,8 @@ class CheckRun:
                 for task in tasks:
                     task.region = task.region or endpoint.default_region
                 runner = Runner(self.stages, endpoint, artifacts=artifacts, limits=self.options.limits,
-                                on_result=save, output=self.options.output)
+                                on_result=save, output=self.options.output, accounts=self.accounts,
+                                lease_timeout=self.options.lease_timeout, console=self.console.name)
                 asyncio.run(runner.run(tasks, self.options.jobs))
                 return endpoint.describe()
         except EnvironmentProblem as problem:  # the console itself did not start

@@ -20,7 +20,7 @@ from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from docverify.actions import Action, ActionKind, Observation
 from docverify.checker import Checker, Evidence
@@ -39,6 +39,8 @@ from docverify.verdict import Finding, Verdict, decide
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+#: times one procedure may be unblocked by provisioning on demand
+MAX_UNBLOCKS = 2
 
 
 @dataclass
@@ -101,9 +103,13 @@ class Runner:
 
     def __init__(self, stages: Stages, endpoint: ConsoleEndpoint, *, artifacts: Path, limits: RunLimits,
                  on_result: Callable[[Task, ProcedureResult], None] | None = None,
-                 output: Path | None = None) -> None:
+                 output: Path | None = None, accounts: Any = None, lease_timeout: float | None = 600.0,
+                 console: str | None = None) -> None:
         self.stages = stages
         self.endpoint = endpoint
+        self.accounts = accounts  #: an AccountPool: each task leases its own account; None: the endpoint's
+        self.lease_timeout = lease_timeout
+        self.console = console
         self.artifacts = artifacts
         self.output = output
         self.limits = limits
@@ -152,14 +158,17 @@ class Runner:
         for reporter in self.stages.reporters:
             reporter.procedure_started(task)
         try:
-            async with in_thread(self.stages.provisioner.provision(task, self.endpoint)) as provisioned:
+            async with self.account(task) as endpoint, \
+                    in_thread(self.stages.provisioner.provision(task, endpoint)) as provisioned:
                 task.context.update({k: str(v) for k, v in provisioned.outputs.items()})
-                async with xrun.session(task.id) as session:
+                login = endpoint.login if endpoint is not self.endpoint else None
+                async with xrun.session(task.id, login) as session:
                     opened = time.perf_counter() - clock
-                    outcome = await self.execute(session, task, provisioned)
+                    outcome = await self.execute(session, task, provisioned, endpoint)
                     tick = time.perf_counter()
                     unready = outcome.done is not None and outcome.done.environment
-                    check = await self.check(task, outcome) if outcome.budget is None and not unready else None
+                    check = (await self.check(task, outcome, endpoint)
+                             if outcome.budget is None and not unready else None)
                     result = self.result(task, outcome, check, started)
                     result.check_s = time.perf_counter() - tick
                     if result.verdict is not Verdict.PASS:
@@ -179,17 +188,37 @@ class Runner:
         result.setup_s = opened
         return result
 
+    @asynccontextmanager
+    async def account(self, task: Task) -> AsyncIterator[ConsoleEndpoint]:
+        """The console as ``task`` uses it: signed in as an account leased from the pool
+        for this task alone (waiting up to the lease timeout for a free one), or the
+        endpoint's own account when there is no pool. An account that cannot sign in is
+        quarantined, so the next task leases another."""
+        if self.accounts is None:
+            yield self.endpoint
+            return
+        async with self.accounts.lease_async(console=self.console, timeout=self.lease_timeout,
+                                             label=task.id) as lease:
+            try:
+                yield lease.account.on(self.endpoint)
+            except EnvironmentProblem as problem:
+                if "signing in" in str(problem) or ("refused" in str(problem) and "AccessKey" in str(problem)):
+                    lease.quarantine(str(problem))
+                raise
+
     # -- executing -------------------------------------------------------------------
 
-    async def execute(self, session: Session, task: Task, provisioned: Provisioned | None = None) -> Outcome:
+    async def execute(self, session: Session, task: Task, provisioned: Provisioned | None = None,
+                      endpoint: ConsoleEndpoint | None = None) -> Outcome:
         outcome = Outcome(started=time.time())
+        unblocks = MAX_UNBLOCKS
         episode = self.stages.policy.start(task)
         if provisioned is not None and provisioned.resources:
             episode.provisioned("Created before this procedure: " + "; ".join(provisioned.resources))
         shots = self.artifacts / artifact_name(task.id) if self.limits.screenshots else None
         before = await self.screenshot(session, shots, 0)
         tick = time.perf_counter()
-        observation = await session.observe()
+        observation = await session.observe(screenshot=self.stages.policy.sees_screenshots)
         outcome.browser_s += time.perf_counter() - tick
         try:
             async with asyncio.timeout(self.limits.timeout_s):
@@ -208,6 +237,15 @@ class Runner:
                                 policy_s=policy_s, thought=action.thought, url=observation.url, title=observation.title,
                                 by=action.by)
                     if action.kind is ActionKind.DONE:
+                        # a missing prerequisite (the literal policy says so), or a model that is stuck
+                        if action.status == "blocked" and (action.environment or action.by == "model") \
+                                and unblocks > 0:
+                            unblocks -= 1
+                            fresh = await self.unblock(session, task, endpoint or self.endpoint, episode, action,
+                                                       observation, outcome)
+                            if fresh is not None:
+                                observation = fresh
+                                continue
                         outcome.done = action
                         break
                     if action.kind is ActionKind.FLAG_STEP:
@@ -229,10 +267,42 @@ class Runner:
         outcome.usage = episode.usage
         return outcome
 
+    async def unblock(self, session: Session, task: Task, endpoint: ConsoleEndpoint, episode: Any, blocked: Action,
+                      observation: Observation, outcome: Outcome) -> Observation | None:
+        """The policy is blocked (a list it must act on is empty…): a provisioner that
+        provisions on demand (``on_blocked``, e.g. ResourceCoder) may create what is
+        missing; then the report goes into the policy's context, the page is loaded
+        again and the episode resumes. None when nothing was created."""
+        on_blocked = getattr(self.stages.provisioner, "on_blocked", None)
+        if on_blocked is None:
+            return None
+        try:
+            report = await on_blocked(task, endpoint, blocked.message or "", observation.snapshot)
+        except EnvironmentProblem as problem:  # it tried and failed: say so after the policy's own reason
+            blocked.message = f"{blocked.message or 'blocked'}; on-demand provisioning failed: {problem}"
+            return None
+        if report is None:
+            return None
+        if getattr(report, "usage", None) is not None:
+            episode.usage.add(report.usage)  # deciding what to create goes on the procedure's bill
+        task.context.update({k: str(v) for k, v in getattr(report, "context", {}).items()})
+        text = getattr(report, "text", None) or str(report)
+        episode.provisioned(text)
+        if not episode.resume():
+            return None
+        outcome.turns.append(Turn(len(outcome.turns), blocked.step, {"kind": "provision", "message": text},
+                                  f"provisioned what was missing: {text}", url=observation.url,
+                                  title=observation.title))
+        reload = Action(ActionKind.GOTO, value=observation.url, target="reload after provisioning")
+        turn = Turn(len(outcome.turns), blocked.step, reload.to_dict(), reload.describe())
+        fresh = await self.apply(session, reload, turn, outcome)
+        outcome.turns.append(turn)
+        return fresh
+
     async def apply(self, session: Session, action: Action, turn: Turn, outcome: Outcome) -> Observation:
         tick = time.perf_counter()
         result = await session.apply(action)
-        observation = await session.observe()
+        observation = await session.observe(screenshot=self.stages.policy.sees_screenshots)
         elapsed = time.perf_counter() - tick
         outcome.browser_s += elapsed
         turn.browser_s = elapsed
@@ -259,10 +329,10 @@ class Runner:
 
     # -- checking and deciding -------------------------------------------------------
 
-    async def check(self, task: Task, outcome: Outcome) -> CheckResult | None:
+    async def check(self, task: Task, outcome: Outcome, endpoint: ConsoleEndpoint) -> CheckResult | None:
         for checker in self.stages.checkers:
             if checker.applies(task):
-                evidence = Evidence(task, outcome.turns, self.endpoint, outcome.started, outcome.finished,
+                evidence = Evidence(task, outcome.turns, endpoint, outcome.started, outcome.finished,
                                     outcome.findings, outcome.final)
                 result = await checker.check(evidence)
                 if result.usage is not None:  # judging this procedure goes on its bill

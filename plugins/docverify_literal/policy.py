@@ -107,6 +107,7 @@ class LiteralEpisode(Episode):
         self._blocked: str | None = None
         self._environment = False  #: blocked by a missing prerequisite, not by the doc
         self._last: Action | None = None
+        self._step_index = 0  #: the top-level step being followed
 
     async def next_action(self, observation: Observation) -> Action:
         self.observation = observation
@@ -126,8 +127,9 @@ class LiteralEpisode(Episode):
 
     # -- the walk over the steps -----------------------------------------------------
 
-    async def follow(self) -> AsyncIterator[Action]:
-        for step in self.procedure.steps:
+    async def follow(self, start: int = 0) -> AsyncIterator[Action]:
+        for index, step in enumerate(self.procedure.steps[start:], start):
+            self._step_index = index
             async for action in self.follow_step(step):
                 yield action
             if self._blocked:
@@ -497,6 +499,15 @@ class LiteralEpisode(Episode):
         if found.kind is MatchKind.CLOSE:
             yield self.flag(step, act.line, FindingKind.LABEL_CHANGED, expected or label, element.name)
         yield Action(kind, ref=element.ref, target=f"{element.role} '{element.name}'", step=step.number)
+
+    def resume(self) -> bool:
+        """After a missing prerequisite was provisioned: follow again from the step that
+        was blocked (the steps before it brought the page there)."""
+        if not self._environment:
+            return False
+        self._blocked, self._environment, self._last = None, False, None
+        self._actions = self.follow(self._step_index)
+        return True
 
     def halts_on(self, failed: Action) -> bool:
         """Whether a failed page action ends the episode (the literal follower has no

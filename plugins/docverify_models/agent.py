@@ -42,15 +42,16 @@ DESTRUCTIVE = re.compile(
     re.I)
 
 
-def prompt_environment(folder: str | None) -> jinja2.Environment:
-    """Templates from ``folder`` first (a user's overrides), then the built-in ones."""
+def prompt_environment(folder: str | Path | None, builtin: Path = PROMPTS) -> jinja2.Environment:
+    """Templates from ``folder`` first (a user's overrides), then the built-in ones
+    (``builtin``: this package's prompts, or another plugin's)."""
     loaders: list[jinja2.BaseLoader] = []
     if folder:
         path = Path(folder).expanduser()
         if not path.is_dir():
             raise ConfigError(f"prompts_dir: no folder {path}", hint="point it at a folder of .j2 prompt templates")
         loaders.append(jinja2.FileSystemLoader(str(path)))
-    loaders.append(jinja2.FileSystemLoader(str(PROMPTS)))
+    loaders.append(jinja2.FileSystemLoader(str(builtin)))
     return jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), undefined=jinja2.StrictUndefined,
                               keep_trailing_newline=False, autoescape=False)
 
@@ -261,12 +262,19 @@ class AgentEpisode(Episode):
     def provisioned(self, report: str) -> None:
         self.agent.state.reports.append(report)
 
+    def resume(self) -> bool:
+        return True  # the model reads the provisioning report in its next prompt and goes on
+
 
 class ModelPolicy(Policy):
     """Base of the policies that let a model drive every turn."""
 
     Options = ModelOptions
     backend: Backend | None = None
+
+    @property
+    def sees_screenshots(self) -> bool:
+        return bool(self.options.vision)  # type: ignore[attr-defined]
 
     def make_backend(self) -> Backend:
         raise NotImplementedError

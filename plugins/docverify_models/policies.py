@@ -6,6 +6,7 @@ import os
 from collections.abc import AsyncIterator
 from typing import Literal
 
+from pydantic import BaseModel
 from pydantic import Field as Option
 
 from docverify.actions import Action, ActionKind, Observation
@@ -18,7 +19,9 @@ from docverify_models.agent import Agent, ModelOptions, ModelPolicy, subgoal_tex
 from docverify_models.backends import Backend, LlamaCppBackend, OpenAIBackend, VLLMBackend
 
 
-class OpenAIOptions(ModelOptions):
+class EndpointOptions(BaseModel):
+    """An OpenAI-protocol endpoint: what every plugin that calls one configures."""
+
     base_url: str | None = Option(None, description="the endpoint, e.g. http://127.0.0.1:8000/v1; "
                                                       "default: OPENAI_BASE_URL, else api.openai.com")
     model: str = Option("gpt-4o-mini", description="model name as the endpoint knows it")
@@ -32,11 +35,16 @@ class OpenAIOptions(ModelOptions):
     local: bool = Option(False, description="a server on this machine (no per-token price unless configured)")
 
 
-def openai_backend(options: OpenAIOptions) -> OpenAIBackend:
+class OpenAIOptions(ModelOptions, EndpointOptions):
+    """A model policy's options with its endpoint."""
+
+
+def openai_backend(options: EndpointOptions) -> OpenAIBackend:
     return OpenAIBackend(
         base_url=options.base_url or os.environ.get("OPENAI_BASE_URL"), model=options.model,
         api_key=os.environ.get(options.api_key_env), mode=options.output_mode, timeout_s=options.timeout_s,
-        max_retries=options.max_retries, backoff_s=options.backoff_s, vision=options.vision, local=options.local)
+        max_retries=options.max_retries, backoff_s=options.backoff_s, vision=getattr(options, "vision", False),
+        local=options.local)
 
 
 class OpenAIPolicy(ModelPolicy):

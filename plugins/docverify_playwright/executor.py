@@ -26,7 +26,7 @@ from pydantic import Field
 
 from docverify.actions import Action, ActionKind, ActionResult, Observation
 from docverify.browser import CHROMIUM_ARGS, find_browser
-from docverify.console import ConsoleEndpoint, origin
+from docverify.console import ConsoleEndpoint, LoginForm, origin
 from docverify.errors import EnvironmentProblem
 from docverify.executor import Executor, artifact_name
 
@@ -105,6 +105,10 @@ def _own_browser(playwright: Any) -> str | None:
         return None
 
 
+#: a context's storage state with no cookies: a session of nobody, for signing in
+SIGNED_OUT: dict[str, Any] = {"cookies": [], "origins": []}
+
+
 class PlaywrightRun:
     """One browser for the run; hands out logged-in sessions."""
 
@@ -119,14 +123,16 @@ class PlaywrightRun:
         self.allowed = {origin(o) for o in (*endpoint.origins, endpoint.url)}
         allowed = "|".join(re.escape(o) + "(?:[/?#]|$)" for o in sorted(self.allowed))
         self.outside = re.compile(f"^(?!(?:{allowed}|data:|blob:|about:))")
-        self.storage_state: dict[str, Any] | None = None
+        self.storage_state: dict[str, Any] | None = None  #: the endpoint's own account, signed in at open
+        self.states: dict[tuple[str, str, str], dict[str, Any]] = {}  #: other accounts' (leased per task)
+        self.signing_in = asyncio.Lock()
         self.contexts: set[Any] = set()
 
-    async def new_context(self) -> Any:
+    async def new_context(self, storage_state: dict[str, Any] | None = None) -> Any:
         if not self.browser.is_connected():
             await self.relaunch()
         context = await self.browser.new_context(
-            storage_state=self.storage_state,
+            storage_state=storage_state if storage_state is not None else self.storage_state,
             viewport={"width": self.options.viewport_width, "height": self.options.viewport_height},
         )
         context.set_default_timeout(self.options.action_timeout_s * 1000)
@@ -145,10 +151,22 @@ class PlaywrightRun:
 
     async def sign_in(self) -> None:
         """Sign in once through the console's form; keep the cookies for every session."""
-        login = self.endpoint.login
-        if login is None:
-            return
-        context = await self.new_context()
+        if self.endpoint.login is not None:
+            self.storage_state = await self.signed_in(self.endpoint.login)
+
+    async def state_for(self, login: LoginForm) -> dict[str, Any] | None:
+        """The cookies of ``login``'s account: signed in once, then reused."""
+        if login == self.endpoint.login:  # the same account, password included
+            return self.storage_state
+        key = (login.url, login.user, login.password)
+        async with self.signing_in:
+            if key not in self.states:
+                self.states[key] = await self.signed_in(login)
+            return self.states[key]
+
+    async def signed_in(self, login: LoginForm) -> dict[str, Any]:
+        """Sign in through the console's form as ``login``; the context's storage state."""
+        context = await self.new_context(SIGNED_OUT)
         try:
             page = await context.new_page()
             try:
@@ -170,13 +188,13 @@ class PlaywrightRun:
                 reason = (await alert.first.inner_text()).strip() if await alert.count() else "still on the sign-in page"
                 raise EnvironmentProblem(f"signing in at {login.url} as {login.user} failed: {reason}",
                                          hint="check the account's user name and password")
-            self.storage_state = await context.storage_state()
+            return await context.storage_state()
         finally:
             await self._close_context(context)
 
     @asynccontextmanager
-    async def session(self, name: str) -> AsyncIterator["PlaywrightSession"]:
-        context = await self.new_context()
+    async def session(self, name: str, login: LoginForm | None = None) -> AsyncIterator["PlaywrightSession"]:
+        context = await self.new_context(await self.state_for(login) if login is not None else None)
         session = PlaywrightSession(self, context, name)
         try:
             await session.begin()

@@ -254,3 +254,16 @@ def test_prompt_templates_can_be_overridden(tmp_path):
         run(policy(server, prompts_dir=str(tmp_path)).start(task()).next_action(PAGE))
     assert server.requests[0]["messages"][0]["content"] == "You are a test agent. whole"
     assert json.dumps(server.requests[0]).count("Goal: Create a bucket") == 1
+
+
+def test_a_vision_model_gets_the_screenshot_with_the_prompt():
+    shot = Observation(PAGE.url, PAGE.title, PAGE.snapshot, screenshot=b"\x89PNG\r\n\x1a\nfake")
+    with FakeOpenAI(lambda body, fake: Reply(action("click", ref="e13", step="2"))) as server:
+        chosen = policy(server, vision=True)
+        assert chosen.sees_screenshots
+        run(chosen.start(task()).next_action(shot))
+        run(policy(server).start(task()).next_action(shot))  # without vision: text only
+    with_image, without = server.requests[0]["messages"][-1]["content"], server.requests[1]["messages"][-1]["content"]
+    assert [part["type"] for part in with_image] == ["text", "image_url"]
+    assert with_image[1]["image_url"]["url"].startswith("data:image/png;base64,iVBORw0KGgpmYWtl")
+    assert isinstance(without, str)

@@ -1,5 +1,6 @@
-"""A minimal renderer for terraform_templates/sandbox (the real one belongs to the provisioner),
-and helpers to look at files (imported by name: tests/terraform is on sys.path)."""
+"""Hand-picked stacks of terraform_templates/sandbox — rendered in the real renderer's
+Jinja environment (docverify.stack), so whitespace control behaves as in a run — and
+helpers to look at files (imported by name: tests/terraform is on sys.path)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jinja2
 import yaml
+
+from docverify.stack import TemplateSet
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "terraform_templates" / "sandbox"
 SUFFIX = "ab12cd"
@@ -37,8 +39,7 @@ def resource(meta: str, n: int = 1, suffix: str = SUFFIX, **attributes: Any) -> 
 
 def render(resources: list[R], region: str = "cn-hangzhou") -> str:
     """provider.tf.j2 plus each resource's template; ref(t) is the first resource of type t."""
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True)
+    env = TemplateSet.load("sandbox").environment()
     mapping = types()
     addresses: dict[str, str] = {}
     for r in resources:

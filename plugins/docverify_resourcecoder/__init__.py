@@ -1,0 +1,27 @@
+"""ResourceCoder (plugin ``resourcecoder``): a model writes the Terraform no template covers.
+
+Provisioner ``resourcecoder``: the ``terraform`` provisioner, plus (a) offline, for
+Resource META without a template, a model writes one, Terraform validates and plans
+it, the model repairs it from the diagnostics, and a passing one is kept as a
+template candidate (``.docverify/template-candidates/<provider>/<type>.tf.j2``); (b) at
+run time, :meth:`~docverify_resourcecoder.provisioner.ResourceCoderProvisioner.on_blocked`
+creates what a blocked agent lacks and reports it. Command ``docverify resourcecoder``.
+"""
+
+from __future__ import annotations
+
+from docverify.hookspecs import hookimpl
+
+
+@hookimpl
+def register_provisioners(register):
+    from docverify_resourcecoder.provisioner import ResourceCoderProvisioner
+
+    register(ResourceCoderProvisioner)
+
+
+@hookimpl
+def register_commands(register):
+    from docverify_resourcecoder.cli import resourcecoder
+
+    register(resourcecoder)
