@@ -130,6 +130,7 @@ class CostMeter:
         self.prices = dict(prices or {})
         self.budget = budget
         self.spent = 0.0  #: in the budget's currency
+        self.refused = False  #: a call did not fit: the budget is spent for this run's purposes
         self._lock = threading.Lock()
 
     def price(self, model: str, *, local: bool = False) -> Price | None:
@@ -153,7 +154,9 @@ class CostMeter:
 
     @property
     def exhausted(self) -> bool:
-        return self.budget is not None and self.spent >= self.budget.amount
+        """Whether a model call was already refused (or the budget is all spent): the run
+        starts no further procedure."""
+        return self.budget is not None and (self.refused or self.spent >= self.budget.amount)
 
     def reserve(self, model: str, tokens_in: int, max_tokens_out: int, *, local: bool = False) -> None:
         """Raise :class:`BudgetExhausted` when a call of this size could exceed the budget."""
@@ -165,6 +168,7 @@ class CostMeter:
             raise BudgetExhausted(f"no {self.budget.currency} price for model '{model}'")
         with self._lock:
             if self.spent + worst > self.budget.amount:
+                self.refused = True
                 raise BudgetExhausted(
                     f"the cost budget ran out ({self.budget.describe()}; spent {self.spent:.4f}, the next call "
                     f"could cost up to {worst:.4f}; --budget)")

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from pydantic import Field as Option
 
 from docverify.actions import Action, ActionKind, Observation
+from docverify.cost import BudgetExhausted
 from docverify.errors import Undecided
 from docverify.task import Task
 from docverify.verdict import FindingKind
@@ -144,6 +145,7 @@ class HybridEpisode(LiteralEpisode):
         agent.usage = self.usage
         self.agent = agent
         self.hybrid = options
+        self.handed_over_ok = False  #: whether the last hand-over ended done(success)
 
     async def next_action(self, observation: Observation) -> Action:
         self.agent.outcome(observation)
@@ -166,19 +168,10 @@ class HybridEpisode(LiteralEpisode):
             async for action in super().stuck(stuck):
                 yield action
             return
-        finding = stuck.finding
-        done, taken = None, []
-        async for action in self.take_over(stuck.step, finding.message):
-            if action.kind is ActionKind.DONE:
-                done = action
-                break
-            taken.append(action)
+        async for action in self.hand_over(stuck.step, stuck.finding, stuck.finding.message):
             yield action
-        resolved = done is not None and done.status == "success"
-        finding.resolved_by = self.resolution(taken, done)
-        yield Action(ActionKind.FLAG_STEP, finding=finding, step=stuck.step.number, by="model" if taken else None)
-        if not resolved and stuck.fatal:
-            self._blocked = f"step {stuck.step.number}: {finding.message}"
+        if not self.handed_over_ok and stuck.fatal:
+            self._blocked = f"step {stuck.step.number}: {stuck.finding.message}"
 
     async def unverifiable(self, step, reason: str) -> AsyncIterator[Action]:  # type: ignore[override]
         """A step with no literal action (free text): the model does it, when allowed."""
@@ -187,13 +180,26 @@ class HybridEpisode(LiteralEpisode):
                 yield action
             return
         finding = self.finding(step, step.line, FindingKind.NOT_VERIFIABLE, step.text, reason)
-        done, taken = None, []
-        async for action in self.take_over(step, reason):
-            if action.kind is ActionKind.DONE:
-                done = action
-                break
-            taken.append(action)
+        async for action in self.hand_over(step, finding, reason):
             yield action
+
+    async def hand_over(self, step, finding, problem: str) -> AsyncIterator[Action]:
+        """The model's actions for ``step``, then ``finding`` saying what it did instead.
+        When the cost budget runs out mid-way the finding is still reported, then the
+        procedure stops."""
+        done, taken = None, []
+        try:
+            async for action in self.take_over(step, problem):
+                if action.kind is ActionKind.DONE:
+                    done = action
+                    break
+                taken.append(action)
+                yield action
+        except BudgetExhausted:
+            finding.resolved_by = self.resolution(taken, None) + " (stopped: the cost budget ran out)"
+            yield Action(ActionKind.FLAG_STEP, finding=finding, step=step.number, by="model" if taken else None)
+            raise
+        self.handed_over_ok = done is not None and done.status == "success"
         finding.resolved_by = self.resolution(taken, done)
         yield Action(ActionKind.FLAG_STEP, finding=finding, step=step.number, by="model" if taken else None)
 
@@ -206,6 +212,8 @@ class HybridEpisode(LiteralEpisode):
             assert self.observation is not None
             try:
                 action = await self.agent.decide(self.observation, subgoal=goal)
+            except BudgetExhausted:
+                raise  # the run's money is spent: the procedure stops here, not just this hand-over
             except Undecided as why:
                 yield Action(ActionKind.DONE, status="blocked", message=str(why), by="model")
                 return

@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import zipfile
 from pathlib import Path
 
@@ -99,3 +100,39 @@ def test_no_secret_reaches_a_prompt_a_report_a_trace_or_the_terminal(tmp_path, c
     assert len(texts) > 6
     leaks = [(name, secret[:4] + "…") for name, text in texts.items() for secret in secrets if secret in text]
     assert leaks == []
+
+
+def test_the_budget_stops_model_calls_before_it_is_exceeded(tmp_path, chromium):
+    """--budget with a priced model ($0.001 a token; the fake bills 120 tokens a call, a
+    call's worst case — the prompt estimate plus the longest answer — is ~$1.8): the first
+    call fits in $1.9, the second would not and is never sent. The finding of the step
+    the model was on is still reported; the next procedure is not started."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n in (1, 2):
+        shutil.copy(ROOT / "examples/drifted/eip-create.md", docs / f"eip-{n}.md")
+        text = (docs / f"eip-{n}.md").read_text().replace("id: drifted-eip-create", f"id: eip-{n}")
+        (docs / f"eip-{n}.md").write_text(text)
+    (tmp_path / "docverify.toml").write_text(textwrap.dedent("""\
+        [prices.fake-model]
+        input_usd = 1000.0
+        output_usd = 1000.0
+        """))
+    with FakeOpenAI(oracle) as server:
+        args = [sys.executable, "-m", "docverify", "check", "docs", "--jobs", "1", "--output", "out", "--report", "json",
+                "--browser-path", str(chromium.path), "--no-store", "--budget", "1.9USD",
+                "-O", f"policy.hybrid.base_url={server.url}", "-O", "policy.hybrid.model=fake-model",
+                "-O", "policy.hybrid.api_key_env=FAKE_KEY", "-O", "policy.hybrid.max_answer_tokens=64"]
+        done = subprocess.run(args, cwd=tmp_path, env={"PATH": "/usr/bin:/bin", "FAKE_KEY": API_KEY, "HOME": str(tmp_path)},
+                              capture_output=True, text=True, timeout=240)
+        calls = len(server.requests)
+    report = json.loads((tmp_path / "out" / "docverify.json").read_text())
+    first, second = report["results"]
+    assert calls == report["usage"]["calls"] == first["usage"]["calls"] == 1  # only what fitted was sent
+    assert report["usage"]["cost_usd"] == pytest.approx(0.12)
+    assert first["verdict"] == "DRIFT"  # the drift it was handling is still reported, on its line
+    (finding,) = first["findings"]
+    assert finding["line"] == 20
+    assert finding["resolved_by"] == "model: click button 'Apply for EIP' -> gave up (stopped: the cost budget ran out)"
+    assert second["verdict"] == "INCONCLUSIVE" and second["reason"].startswith("not run: the cost budget (1.9 USD)")
+    assert done.returncode == 1
