@@ -367,3 +367,14 @@ def parse_json(text: str) -> Any:
         if 0 <= start < end:
             return json.loads(text[start:end + 1])
         raise
+
+
+def parse_json_object(text: str) -> dict[str, Any]:
+    """The JSON object in a model's answer; ValueError saying what is wrong, for the retry."""
+    try:
+        data = parse_json(text)
+    except ValueError:  # json.JSONDecodeError is one
+        raise ValueError("it is not JSON") from None
+    if not isinstance(data, dict):
+        raise ValueError("it is not a JSON object")
+    return data

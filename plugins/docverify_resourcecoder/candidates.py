@@ -16,13 +16,10 @@ several (the user's ``--templates``, then chosen candidates), first layer wins.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +27,7 @@ from typing import Any
 import yaml
 
 from docverify.cost import Usage
+from docverify_terraform.engine import locked
 
 #: Where kept candidates go unless configured.
 DEFAULT_CANDIDATES_DIR = ".docverify/template-candidates"
@@ -68,18 +66,6 @@ def write_atomic(path: Path, text: str) -> None:
         handle.write(text)
     os.chmod(tmp, 0o644)  # templates to review and commit, not secrets
     os.replace(tmp, path)
-
-
-@contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock on ``path`` across processes and threads (one open file each)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 class CandidateStore:

@@ -378,14 +378,9 @@ class ResourceCoder:
 
 def parse_answer(text: str) -> tuple[str, str]:
     """(resource type, template) from the model's answer; ValueError when unusable."""
-    from docverify_models.backends import parse_json
+    from docverify_models.backends import parse_json_object
 
-    try:
-        data = parse_json(text)
-    except ValueError:
-        raise ValueError("it is not JSON") from None
-    if not isinstance(data, dict):
-        raise ValueError("it is not a JSON object")
+    data = parse_json_object(text)
     resource_type, template = data.get("resource_type"), data.get("template")
     if not isinstance(resource_type, str) or not resource_type.strip():
         raise ValueError("'resource_type' is missing")

@@ -49,14 +49,9 @@ class BlockedRequest:
 
 def parse_request(text: str, max_count: int = MAX_COUNT) -> BlockedRequest | None:
     """The request in a model's answer; None for ``"type": "none"``. ValueError when unusable."""
-    from docverify_models.backends import parse_json
+    from docverify_models.backends import parse_json_object
 
-    try:
-        data = parse_json(text)
-    except ValueError:
-        raise ValueError("it is not JSON") from None
-    if not isinstance(data, dict):
-        raise ValueError("it is not a JSON object")
+    data = parse_json_object(text)
     kind = data.get("type")
     if kind == "none":
         return None

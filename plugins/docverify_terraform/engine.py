@@ -161,8 +161,8 @@ def find_terraform(prefer: str | None = None, *, cache_dir: Path | None = None) 
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive advisory lock on ``path`` across processes."""
+def locked(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock on ``path`` across processes and threads (one open file each)."""
     import fcntl
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -502,7 +502,7 @@ class Stack:
             text = lock_file.read_text(encoding="utf-8")
             block = re.compile(r'provider "' + re.escape(PROVIDER_SOURCE) + r'" \{.*?\n\}\n*', re.S)
             lock_file.write_text(block.sub("", text), encoding="utf-8")
-        with _locked(self.terraform.cache_dir / ".init.lock"):
+        with locked(self.terraform.cache_dir / ".init.lock"):
             self._run("init", "-input=false", "-no-color", timeout=timeout)
 
     def validate(self, *, timeout: float | None = None) -> Validation:
