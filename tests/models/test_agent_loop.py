@@ -267,3 +267,16 @@ def test_a_vision_model_gets_the_screenshot_with_the_prompt():
     assert [part["type"] for part in with_image] == ["text", "image_url"]
     assert with_image[1]["image_url"]["url"].startswith("data:image/png;base64,iVBORw0KGgpmYWtl")
     assert isinstance(without, str)
+
+
+def test_vllm_without_vllm_or_a_gpu_says_so_before_anything_runs(tmp_path):
+    """vLLM is GPU-only and not installable here: `--policy vllm` is one clear error (exit 2)."""
+    import subprocess
+    import sys
+
+    (tmp_path / "doc.md").write_text(DOC)
+    done = subprocess.run([sys.executable, "-m", "docverify", "check", "doc.md", "--policy", "vllm", "--no-store"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "the vllm policy needs" in done.stderr and ("CUDA GPU" in done.stderr)
+    assert "Traceback" not in done.stderr

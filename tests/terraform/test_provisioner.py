@@ -166,3 +166,27 @@ def test_a_failed_destroy_is_retried_reported_and_left_in_the_ledger_for_cleanup
             "SecurityGroups"]["SecurityGroup"]:
         api.call("DeleteSecurityGroup", "2014-05-26", {"RegionId": "cn-hangzhou", "SecurityGroupId": group["SecurityGroupId"]})
     api.call("DeleteVpc", "2016-04-28", {"RegionId": "cn-hangzhou", "VpcId": vpc["VpcId"]})
+
+
+@pytest.mark.browser
+def test_ctrl_c_while_a_procedure_runs_on_provisioned_resources_still_destroys_them(docs, sandbox_url, api, chromium):
+    import os
+    import signal
+    import time
+
+    before = leftovers(api)
+    args = [sys.executable, "-m", "docverify", "check", "docs", "--browser-path", str(chromium.path),
+            "-O", "provisioner.use=terraform", "-O", f"console.sandbox.url={sandbox_url}", "--slow-mo", "1500"]
+    process = subprocess.Popen(args, cwd=docs, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={"PATH": "/usr/bin:/bin", "HOME": str(docs)}, start_new_session=True)
+    ledger = docs / ".docverify" / "stacks"
+    deadline = time.monotonic() + 120
+    while not (ledger.is_dir() and any(ledger.glob("*.json"))) or leftovers(api) == before:
+        assert process.poll() is None and time.monotonic() < deadline, "the stack was never applied"
+        time.sleep(0.3)
+    time.sleep(2)  # the procedure is under way on the provisioned group
+    os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
+    _, stderr = process.communicate(timeout=180)
+    assert process.returncode == 130, stderr
+    assert leftovers(api) == before  # destroyed on the way out
+    assert not list(ledger.glob("*.json"))
