@@ -2,10 +2,12 @@
 
 Runs ``docverify check`` twice over the same procedures — ``provisioner none`` and
 ``provisioner terraform`` (or ``resourcecoder`` with ``--provisioner``) — against
-the sandbox and reads the JSON reports. A task is *ready* when its environment was:
-it did not end ENV_ERROR. ENV_ERRORs are split by cause: a prerequisite the
-procedure acts on was missing, provisioning itself failed, or anything else
-(console, browser).
+the sandbox and reads the JSON reports. A task is *ready* when its prerequisites existed
+when it ran: it did not end ENV_ERROR for a missing prerequisite, a failed
+provisioning (template, apply) or a broken console/browser. A stack that could not
+be destroyed afterwards ("teardown failed": typically the procedure created
+something inside the provisioned resources) is an ENV_ERROR too, and counted as
+such, but the task was ready when it ran.
 
     python benchmark/readiness.py [PATH...] [--jobs 2] [--provisioner terraform] [--out benchmark/results/readiness.md]
 
@@ -45,6 +47,8 @@ def run(paths: list[str], provisioner: str, jobs: int) -> tuple[dict, float]:
 
 def cause(result: dict) -> str:
     reason = (result.get("env_error") or result.get("reason") or "").lower()
+    if "destroy failed" in reason:
+        return "teardown failed"
     if "prerequisite missing" in reason:
         return "prerequisite missing"
     if any(word in reason for word in ("terraform", "provision", "template", "apply", "destroy")):
@@ -56,9 +60,10 @@ def summarize(data: dict, wall: float) -> dict:
     results = data["results"]
     env = [r for r in results if r["verdict"] == "ENV_ERROR"]
     causes = Counter(cause(r) for r in env)
+    unready = len(env) - causes.get("teardown failed", 0)
     return {
-        "procedures": len(results), "ready": len(results) - len(env),
-        "readiness": round((len(results) - len(env)) / len(results), 3) if results else None,
+        "procedures": len(results), "ready": len(results) - unready,
+        "readiness": round((len(results) - unready) / len(results), 3) if results else None,
         "env_errors": len(env), "causes": dict(causes), "verdicts": data["counts"],
         "setup_s_total": round(sum(r["setup_s"] for r in results), 1), "wall_s": round(wall, 1),
         "env_error_ids": {r["id"]: r["reason"][:160] for r in env},
@@ -81,12 +86,13 @@ def main() -> None:
     lines = ["# Environment readiness: provisioning off and on", "",
              f"Procedures: {', '.join(paths)} (sandbox, newest release, `--jobs {args.jobs}`).", "",
              "| provisioner | procedures | ready | readiness | ENV_ERROR | prerequisite missing | provisioning failed "
-             "| other | PASS | DRIFT | FAIL | INCONCLUSIVE | setup s (sum) | wall s |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| teardown failed | other | PASS | DRIFT | FAIL | INCONCLUSIVE | setup s (sum) | wall s |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, f in figures.items():
         v, c = f["verdicts"], f["causes"]
         lines.append(f"| {name} | {f['procedures']} | {f['ready']} | {f['readiness']:.1%} | {f['env_errors']} "
-                     f"| {c.get('prerequisite missing', 0)} | {c.get('provisioning failed', 0)} | {c.get('other', 0)} "
+                     f"| {c.get('prerequisite missing', 0)} | {c.get('provisioning failed', 0)} "
+                     f"| {c.get('teardown failed', 0)} | {c.get('other', 0)} "
                      f"| {v['PASS']} | {v['DRIFT']} | {v['FAIL']} | {v['INCONCLUSIVE']} | {f['setup_s_total']} "
                      f"| {f['wall_s']} |")
     lines += ["", "ENV_ERRORs that remain with provisioning on:", ""]
