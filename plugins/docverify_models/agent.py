@@ -109,11 +109,11 @@ class Agent:
             messages = with_image(messages, observation.screenshot)
         problems: list[str] = []
         schema = self.schema(observation)
-        for attempt in range(self.options.max_invalid + 1):
+        for _ in range(self.options.max_invalid + 1):
             text = await self.call(messages, schema)
             try:
                 action = to_action(text, observation, self.task)
-                self.in_scope(action, observation)
+                self.in_scope(action)
             except InvalidAnswer as error:
                 self.usage.invalid_outputs += 1
                 problems.append(str(error))
@@ -150,7 +150,7 @@ class Agent:
                           local=self.backend.local)
         return completion.text
 
-    def in_scope(self, action: Action, observation: Observation) -> None:
+    def in_scope(self, action: Action) -> None:
         """Refuse a destructive click the procedure never asks for (page text that
         talks the model into "delete all instances" stops here, whatever the model
         believed)."""

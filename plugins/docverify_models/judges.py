@@ -32,16 +32,18 @@ from docverify_models.backends import Backend, LlamaCppBackend, OpenAIBackend, p
 
 log = logging.getLogger(__name__)
 
-VERDICT_SCHEMA = {
-    "type": "object",
-    "description": "Whether the procedure reached its goal, and the evidence that decided it.",
-    "properties": {
-        "success": {"type": "boolean"},
-        "reasons": {"type": "string", "maxLength": 400},
-    },
-    "required": ["success", "reasons"],
-    "additionalProperties": False,
-}
+def verdict_schema(max_text: int = 400) -> dict[str, Any]:
+    """A judge's answer; ``max_text`` bounds the reasons (short for grammar engines)."""
+    return {
+        "type": "object",
+        "description": "Whether the procedure reached its goal, and the evidence that decided it.",
+        "properties": {
+            "success": {"type": "boolean"},
+            "reasons": {"type": "string", "maxLength": max_text},
+        },
+        "required": ["success", "reasons"],
+        "additionalProperties": False,
+    }
 
 
 class JudgeOptions(BaseModel):
@@ -118,7 +120,7 @@ class JudgesChecker(Checker):
             tokens_in = backend.count_tokens(messages)
             try:
                 self.meter.reserve(backend.model, tokens_in, self.options.max_answer_tokens, local=backend.local)
-                completion = await backend.complete(messages, VERDICT_SCHEMA, name="judge_verdict",
+                completion = await backend.complete(messages, verdict_schema(backend.max_text), name="judge_verdict",
                                                     max_tokens=self.options.max_answer_tokens, temperature=0.0)
             except (Undecided, DocverifyError) as error:
                 return None, str(error)

@@ -48,3 +48,20 @@ def test_the_shipped_small_model_drives_a_sandbox_procedure(tmp_path, chromium):
     for turn in model_turns:
         if turn["action"].get("ref"):
             assert turn["action"].get("target"), turn  # a ref that named a real element
+
+
+def test_two_llamacpp_judges_give_grammar_valid_verdicts():
+    """The judges checker with the llamacpp engine: both answer (true/false with
+    reasons), usage is counted, and agreement decides — whatever the small model thinks."""
+    import asyncio
+
+    from docverify_models.judges import JudgeOptions, JudgesChecker
+    from test_judges import evidence
+
+    checker = JudgesChecker(JudgesChecker.Options(first=JudgeOptions(engine="llamacpp"),
+                                                  second=JudgeOptions(engine="llamacpp"), audit_events=False))
+    result = asyncio.new_event_loop().run_until_complete(checker.check(evidence()))
+    votes = [entry["success"] for entry in result.evidence]
+    assert all(isinstance(vote, bool) for vote in votes), result.reason
+    assert result.goal_reached == (votes[0] if votes[0] == votes[1] else None)
+    assert result.usage.calls == 2 and result.usage.tokens_in > 100
