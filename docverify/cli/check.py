@@ -174,7 +174,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
                    "saved: run the same command with --resume to continue", err=True)
         raise
     except BaseException:
-        _finish_reports(reporters, run.summary(tasks, interrupted=True), None)
+        if run.reporting:  # a run that never started (a configuration error) has nothing to report
+            _finish_reports(reporters, run.summary(tasks, interrupted=True), None)
         raise
     _finish_reports(reporters, summary, output)
     code = exit_code([r.verdict for r in summary.results], fail_on_names)

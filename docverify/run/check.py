@@ -17,7 +17,7 @@ from typing import Sequence
 
 from docverify.config import Config
 from docverify.cost import Budget, CostMeter
-from docverify.errors import EnvironmentProblem
+from docverify.errors import ConfigError, EnvironmentProblem
 from docverify.plugins import PluginSet
 from docverify.registry import Plugin
 from docverify.reporter import Reporter
@@ -92,6 +92,7 @@ class CheckRun:
         self.results: dict[str, ProcedureResult] = {}
         self.resumed: dict[str, ProcedureResult] = {}
         self.accounts = None  #: the account pool, when one is configured (set by prepare)
+        self.reporting = False  #: whether the reporters were told the run started
 
     @property
     def policy_name(self) -> str:
@@ -122,6 +123,7 @@ class CheckRun:
                 self.prepare(todo)
             for reporter in self.reporters:
                 reporter.run_started(len(tasks), self.console_text, self.policy_name)
+            self.reporting = True
             for task in tasks:
                 if task.id in self.resumed:
                     self.results[task.id] = self.resumed[task.id]
@@ -160,7 +162,12 @@ class CheckRun:
         from docverify.accounts import open_pool
 
         pool = open_pool(console=self.console.name, config_file=self.config.file, defaults=False)
-        return pool if pool.specs else None
+        if not pool.specs:
+            return None
+        if not any(spec.matches(console=self.console.name) for spec in pool.specs):
+            raise ConfigError(f"the account pool ({pool.source}) has no account for the {self.console.name} console",
+                              hint=f"add one with console = \"{self.console.name}\" (docverify accounts add)")
+        return pool
 
     def prepare(self, tasks: Sequence[Task]) -> None:
         """Load the policy's model and the checkers that these tasks need, once,
