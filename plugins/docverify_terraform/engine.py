@@ -193,12 +193,14 @@ def write_cli_config(cache_dir: Path) -> Path:
     launcher = _python_launcher("docverify_terraform.sandbox_provider",
                                 {"DOCVERIFY_PROVIDER_CACHE": str(cache_dir / "provider")})
     _write_if_changed(package / f"terraform-provider-{PROVIDER_TYPE}_v{PROVIDER_VERSION}", launcher, executable=True)
-    plugin_cache = cache_dir / "plugin-cache"
-    plugin_cache.mkdir(parents=True, exist_ok=True)
+    (cache_dir / "plugin-cache").mkdir(parents=True, exist_ok=True)
     rc = cache_dir / "terraform.rc"
+    # No plugin_cache_dir here: every init re-installed the mirrored sandbox provider into
+    # the shared cache, under the feet of a parallel stack's apply ("Required plugins are
+    # not installed"). Registry providers get the cache through TF_PLUGIN_CACHE_DIR instead
+    # (Terraform.environment), where downloads are worth sharing.
     _write_if_changed(rc, (
         "# written by docverify: the sandbox provider from a local mirror, everything else from its registry\n"
-        f"plugin_cache_dir = {json.dumps(str(plugin_cache))}\n"
         "provider_installation {\n"
         "  filesystem_mirror {\n"
         f"    path    = {json.dumps(str(mirror))}\n"
@@ -345,6 +347,8 @@ class Terraform:
         env.update(self.extra_env)
         env.update({"TF_CLI_CONFIG_FILE": str(self.cli_config), "CHECKPOINT_DISABLE": "1",
                     "TF_IN_AUTOMATION": "1", "TF_INPUT": "0"})
+        if SANDBOX_URL_ENV not in self.extra_env:  # a real cloud's providers: share their downloads
+            env["TF_PLUGIN_CACHE_DIR"] = str(self.cache_dir / "plugin-cache")
         return env
 
     def secrets(self) -> list[str]:

@@ -44,7 +44,8 @@ def test_cli_configuration_serves_the_sandbox_provider_from_a_mirror(tmp_path):
     tf = _terraform(tmp_path)
     rc = tf.cli_config.read_text()
     assert 'include = ["registry.terraform.io/docverify/sandbox"]' in rc
-    assert 'exclude = ["registry.terraform.io/docverify/sandbox"]' in rc and "plugin_cache_dir" in rc
+    assert 'exclude = ["registry.terraform.io/docverify/sandbox"]' in rc
+    assert "plugin_cache_dir" not in rc  # the mirrored sandbox provider never goes through the shared cache
     launchers = list((tmp_path / "cache" / "mirror").rglob("terraform-provider-sandbox_v*"))
     assert len(launchers) == 1 and "docverify_terraform.sandbox_provider" in launchers[0].read_text()
 
