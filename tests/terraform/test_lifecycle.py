@@ -101,3 +101,36 @@ def test_a_create_that_never_settles_is_taken_back(api):
         impatient.create(T("sandbox_vpc_vpc"), {"VpcName": "lc-unsettled", "CidrBlock": "10.0.0.0/16"})
     left = api.call("DescribeVpcs", "2016-04-28", {"RegionId": "cn-hangzhou", "VpcName": "lc-unsettled"})
     assert left["Vpcs"]["Vpc"] == []
+
+
+def test_deleting_what_a_procedure_filled_deletes_its_contents_first(api):
+    """A procedure under test launched an instance in a provisioned vSwitch and security
+    group of a provisioned VPC: teardown deletes them first instead of failing on
+    DependencyViolation (the provider gets every type to find them)."""
+    resources = SandboxResources(api, "cn-hangzhou", poll=0.05, types=catalogue().types)
+    vpc = resources.create(T("sandbox_vpc_vpc"), {"VpcName": "lc-full", "CidrBlock": "10.9.0.0/16"})
+    sg = resources.create(T("sandbox_ecs_security_group"), {"VpcId": vpc["VpcId"], "SecurityGroupName": "lc-full-sg"})
+    # made outside Terraform, as the procedure would through the console
+    vsw = api.call("CreateVSwitch", "2016-04-28", {"RegionId": "cn-hangzhou", "VpcId": vpc["VpcId"],
+                                                    "ZoneId": "cn-hangzhou-h", "CidrBlock": "10.9.1.0/24"})
+    made = api.call("RunInstances", "2014-05-26", {"RegionId": "cn-hangzhou", "VSwitchId": vsw["VSwitchId"],
+                                                    "SecurityGroupId": sg["SecurityGroupId"], "ZoneId": "cn-hangzhou-h",
+                                                    "InstanceType": "ecs.g6.large", "InstanceName": "lc-full-i", "ImageId": "aliyun_2_1903_x64_20G_alibase_20210120.vhd"})
+    instance = (made.get("InstanceIdSets") or {}).get("InstanceIdSet", [None])[0] or made.get("InstanceId")
+    assert instance
+    resources.delete(T("sandbox_ecs_security_group"), sg["SecurityGroupId"])  # the instance goes first
+    resources.delete(T("sandbox_vpc_vpc"), vpc["VpcId"])  # then the vSwitch
+    assert resources.read(T("sandbox_ecs_instance"), instance) is None
+    assert resources.read(T("sandbox_vpc_vswitch"), vsw["VSwitchId"]) is None
+    assert resources.read(T("sandbox_vpc_vpc"), vpc["VpcId"]) is None
+
+
+def test_without_the_types_a_dependency_still_fails_clearly(api):
+    resources = SandboxResources(api, "cn-hangzhou", poll=0.05)
+    vpc = resources.create(T("sandbox_vpc_vpc"), {"VpcName": "lc-kept", "CidrBlock": "10.8.0.0/16"})
+    vsw = api.call("CreateVSwitch", "2016-04-28", {"RegionId": "cn-hangzhou", "VpcId": vpc["VpcId"],
+                                                    "ZoneId": "cn-hangzhou-h", "CidrBlock": "10.8.1.0/24"})
+    with pytest.raises(ResourceFailure, match="DependencyViolation.VSwitch"):
+        resources.delete(T("sandbox_vpc_vpc"), vpc["VpcId"])
+    api.call("DeleteVSwitch", "2016-04-28", {"RegionId": "cn-hangzhou", "VSwitchId": vsw["VSwitchId"]})
+    resources.delete(T("sandbox_vpc_vpc"), vpc["VpcId"])

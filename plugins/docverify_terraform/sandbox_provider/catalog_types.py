@@ -92,6 +92,9 @@ class ResourceType:
     attributes: tuple[Attribute, ...]
     computed: tuple[tuple[str, str], ...] = ()  #: (Terraform name, API name) of values the cloud generates
     updates: tuple[UpdateOp, ...] = field(default=())
+    #: what blocks deleting it, as (how, Terraform type): "child" (its parent is this one)
+    #: or "user" (it names this one, e.g. an instance in a vSwitch)
+    dependents: tuple[tuple[str, str], ...] = ()
 
     def attribute(self, name: str) -> Attribute:
         return next(a for a in self.attributes if a.name == name)
@@ -225,7 +228,9 @@ def describe(catalog, product: str, rtype: str) -> ResourceType:
         list_key=tuple(list_spec.get("list_key") or res.get("list_key") or ()), list_action=list_action,
         delete_action=delete_action, delete_id_param=delete.get("id_param", res["id_param"]),
         delete_force_param=delete.get("force_param"), gone_status=gone_status,
-        not_found=frozenset(not_found), attributes=tuple(attributes), computed=computed, updates=tuple(updates))
+        not_found=frozenset(not_found), attributes=tuple(attributes), computed=computed, updates=tuple(updates),
+        dependents=tuple([("child", type_name(product, c)) for c in delete.get("block_if_children", [])]
+                         + [("user", type_name(product, u)) for u in delete.get("block_if_referenced", [])]))
 
 
 @functools.cache

@@ -9,7 +9,9 @@ None for a resource that no longer exists.
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, Callable
 
@@ -56,9 +58,11 @@ class SandboxResources:
     """The API calls behind every resource type, for one endpoint, AccessKey and default region."""
 
     def __init__(self, client: SandboxClient, region: str, *, poll: float = 0.1,
-                 settle_timeout: float = SETTLE_TIMEOUT, sleep: Callable[[float], None] = time.sleep) -> None:
+                 settle_timeout: float = SETTLE_TIMEOUT, sleep: Callable[[float], None] = time.sleep,
+                 types: Mapping[str, ResourceType] | None = None) -> None:
         self.client = client
         self.region = region
+        self.types = types  #: every resource type, to delete what depends on a resource; None: no cascade
         self.poll = poll
         self.settle_timeout = settle_timeout
         self.sleep = sleep
@@ -195,7 +199,12 @@ class SandboxResources:
         try:
             self.client.call(rt.delete_action, rt.version, params)
         except SandboxApiError as exc:
-            if not self._is_gone(rt, exc):
+            if self._is_gone(rt, exc):
+                pass
+            elif str(exc.code or "").startswith("DependencyViolation") and self.delete_dependents(rt, ident, region):
+                self.delete(rt, ident, region, parent)  # what blocked it is gone: once more
+                return
+            else:
                 raise ResourceFailure(f"{rt.name}: {rt.delete_action} {ident} failed: {exc.code}: "
                                       f"{exc.body.get('Message', '')}") from None
         deadline = time.monotonic() + self.settle_timeout
@@ -204,6 +213,27 @@ class SandboxResources:
                 raise ResourceFailure(f"{rt.name}: {ident} still exists {self.settle_timeout:.0f} s after "
                                       f"{rt.delete_action}")
             self.sleep(self.poll)
+
+
+    def delete_dependents(self, rt: ResourceType, ident: str, region: str | None) -> bool:
+        """Delete what keeps ``ident`` from being deleted: its children, and the resources
+        that name it (a vSwitch the procedure under test created in a provisioned VPC, an
+        instance it launched in a provisioned security group). A sandbox account is a test
+        account: its teardown must not stop at what a procedure left inside what docverify
+        made. False when nothing was found to delete."""
+        found = False
+        for how, type_name in rt.dependents:
+            other = (self.types or {}).get(type_name)
+            if other is None:
+                continue
+            items = self._list(other, region, ident if how == "child" else None, {})
+            for item in items:
+                other_id = str(item.get(other.id_param) or "")
+                if not other_id or (how == "user" and ident not in json.dumps(item)):
+                    continue
+                found = True
+                self.delete(other, other_id, region, ident if how == "child" else None)
+        return found
 
 
 def _id_in(template: Any, response: Any, id_param: str) -> str | None:

@@ -16,6 +16,7 @@ from pyvider.providers import BaseProvider, ProviderMetadata
 from pyvider.schema import a_str, s_provider
 
 from docverify_terraform.sandbox_provider import NAME, VERSION
+from docverify_terraform.sandbox_provider.catalog_types import catalogue
 from docverify_terraform.sandbox_provider.lifecycle import SandboxResources
 
 API_URL_ENV = "DOCVERIFY_SANDBOX_API_URL"
@@ -61,4 +62,4 @@ class SandboxProvider(BaseProvider):
             raise _problem(f"no sandbox endpoint: set endpoint in the provider block or {API_URL_ENV}")
         if not key_id or not secret:
             raise _problem(f"no sandbox AccessKey: set {ACCESS_KEY_ID_ENV} and {ACCESS_KEY_SECRET_ENV}")
-        self.resources = SandboxResources(SandboxClient(endpoint, key_id, secret), region)
+        self.resources = SandboxResources(SandboxClient(endpoint, key_id, secret), region, types=catalogue().types)
