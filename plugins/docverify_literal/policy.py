@@ -57,7 +57,7 @@ REQUIRED = re.compile(r"required|must be (?:specified|set|provided)|cannot be em
 EMPTY = re.compile(r"^(?:no data(?: available)?|no records?(?: found)?|no items?|no results?(?: found)?|"
                    r"暂无数据|没有数据|无数据)\.?$", re.I)
 #: Labels of page-level creation controls, never inside a list row.
-CREATE_VERB = re.compile(r"^\s*(?:create|add|apply|new|buy|purchase|import|upload|register|创建|新建|添加|申请|购买|导入|上传)",
+CREATE_VERB = re.compile(r"^\s*(?:create|add|apply|request|new|buy|purchase|import|upload|register|创建|新建|添加|申请|购买|导入|上传)",
                          re.I)
 #: Step wording that points at one item of a list.
 ROW_CONTEXT = re.compile(r"\b(?:find|locate)\b|actions?\s+column|next\s+to|in\s+the\s+row|corresponding|"

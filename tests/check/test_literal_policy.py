@@ -291,3 +291,23 @@ def test_a_name_the_doc_leaves_blank_is_generated():
     """)
     fill = act(ep, page('- textbox "Key Pair Name" [ref=e1]\n- button "OK" [ref=e2]'))
     assert (fill.kind, fill.value) == (ActionKind.FILL, "docverify-key-pair-name-abc123")
+
+
+def test_a_missing_page_level_request_control_on_an_empty_list_is_drift():
+    """'Request Custom IP' starts something new, like 'Create': an empty list does not explain its absence."""
+    ep = episode("""
+        # Apply for contiguous EIPs
+
+        1. On the **Elastic IP Addresses** page, click **Request Custom IP**.
+    """)
+    empty = page('''
+        - main [ref=e1]:
+          - button "Apply for EIP" [ref=e2]
+          - table "Elastic IP Addresses" [ref=e3]:
+            - row [ref=e4]:
+              - columnheader "IP Address" [ref=e5]
+          - status [ref=e6]: No data available.
+    ''')
+    flag = act(ep, empty)
+    assert flag.kind is ActionKind.FLAG_STEP and flag.finding.kind is FindingKind.ELEMENT_NOT_FOUND
+    assert act(ep, empty).environment is False
