@@ -59,6 +59,9 @@ EMPTY = re.compile(r"^(?:no data(?: available)?|no records?(?: found)?|no items?
 #: Labels of page-level creation controls, never inside a list row.
 CREATE_VERB = re.compile(r"^\s*(?:create|add|apply|request|new|buy|purchase|import|upload|register|创建|新建|添加|申请|购买|导入|上传)",
                          re.I)
+#: Labels of a wizard's or a dialog's own buttons: never a list row's.
+FORM_BUTTON = re.compile(r"^\s*(?:next|previous|back|ok|confirm|submit|save|cancel|close|finish|done|"
+                         r"下一步|上一步|确定|确认|提交|保存|取消|关闭|完成)\s*$", re.I)
 #: Step wording that points at one item of a list.
 ROW_CONTEXT = re.compile(r"\b(?:find|locate)\b|actions?\s+column|next\s+to|in\s+the\s+row|corresponding|"
                          r"操作列|找到|目标实例", re.I)
@@ -549,7 +552,7 @@ class LiteralEpisode(Episode):
             return bool(ROW_CONTEXT.search(stuck.step.text)) or (stuck.action.path or [""])[0] == "More"
         if intent not in (Intent.CLICK, Intent.CONFIRM, Intent.SELECT, Intent.TOGGLE):
             return False
-        return not CREATE_VERB.match(stuck.finding.expected)
+        return not CREATE_VERB.match(stuck.finding.expected) and not FORM_BUTTON.match(stuck.finding.expected)
 
     def empty_list(self) -> str | None:
         """The page (URL) when it shows an empty list, else None."""

@@ -311,3 +311,21 @@ def test_a_missing_page_level_request_control_on_an_empty_list_is_drift():
     flag = act(ep, empty)
     assert flag.kind is ActionKind.FLAG_STEP and flag.finding.kind is FindingKind.ELEMENT_NOT_FOUND
     assert act(ep, empty).environment is False
+
+
+def test_a_missing_wizard_button_is_drift_even_beside_an_empty_list():
+    ep = episode("""
+        # Add a listener
+
+        1. Click **Next**.
+    """)
+    empty = page('''
+        - main [ref=e1]:
+          - table "Backend Servers" [ref=e3]:
+            - row [ref=e4]:
+              - columnheader "Instance" [ref=e5]
+          - status [ref=e6]: No data available.
+    ''')
+    flag = act(ep, empty)
+    assert flag.kind is ActionKind.FLAG_STEP and flag.finding.kind is FindingKind.ELEMENT_NOT_FOUND
+    assert act(ep, empty).environment is False
