@@ -57,7 +57,8 @@ REQUIRED = re.compile(r"required|must be (?:specified|set|provided)|cannot be em
 EMPTY = re.compile(r"^(?:no data(?: available)?|no records?(?: found)?|no items?|no results?(?: found)?|"
                    r"暂无数据|没有数据|无数据)\.?$", re.I)
 #: Labels of page-level creation controls, never inside a list row.
-CREATE_VERB = re.compile(r"^\s*(?:create|add|apply|request|new|buy|purchase|import|upload|register|创建|新建|添加|申请|购买|导入|上传)",
+CREATE_VERB = re.compile(r"^\s*(?:create|add|apply|request|grant|new|buy|purchase|import|upload|register|"
+                         r"创建|新建|添加|申请|授权|购买|导入|上传)",
                          re.I)
 #: Labels of a wizard's or a dialog's own buttons: never a list row's.
 FORM_BUTTON = re.compile(r"^\s*(?:next|previous|back|ok|confirm|submit|save|cancel|close|finish|done|"

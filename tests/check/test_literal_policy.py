@@ -299,6 +299,7 @@ def test_a_name_the_doc_leaves_blank_is_generated():
 @pytest.mark.parametrize("step, control", [
     ("On the **Elastic IP Addresses** page, click **Request Custom IP**.", "a creation control, like 'Create'"),
     ("Click **Next**.", "a wizard's own button"),
+    ("On the **Grants** page, click **Grant Permission**.", "a control that grants (creates a grant)"),
 ])
 def test_a_missing_page_level_control_beside_an_empty_list_is_drift(step, control):
     """An empty list explains a missing row action, not a missing page-level control."""
