@@ -48,6 +48,7 @@ META_TYPES: tuple[str, ...] = (
     "vswitch",
     "security_group",
     "route_table",
+    "ipv6_gateway",
     "key_pair",
     "ecs_instance",
     "disk",
@@ -84,6 +85,7 @@ DEPENDENCIES: dict[str, dict[str, int]] = {
     "vswitch": {"vpc": 1},
     "security_group": {"vpc": 1},
     "route_table": {"vpc": 1},
+    "ipv6_gateway": {"vpc": 1},
     "key_pair": {},
     "ecs_instance": {"vswitch": 1, "security_group": 1},
     "disk": {},
@@ -114,7 +116,7 @@ DEPENDENCIES: dict[str, dict[str, int]] = {
 
 #: Generated names: ``docverify-<slug>-<suffix>`` ("_" where the cloud allows no "-").
 _SLUGS: dict[str, str] = {
-    "vpc": "vpc", "vswitch": "vsw", "security_group": "sg", "route_table": "rtb", "key_pair": "kp",
+    "vpc": "vpc", "vswitch": "vsw", "security_group": "sg", "route_table": "rtb", "ipv6_gateway": "ipv6gw", "key_pair": "kp",
     "ecs_instance": "ecs", "disk": "disk", "snapshot": "snap", "image": "image", "eip": "eip",
     "nat_gateway": "nat", "snat_entry": "snat", "dnat_entry": "dnat", "oss_bucket": "bucket",
     "oss_object": "object", "ram_user": "user", "ram_group": "group", "ram_role": "role",
@@ -134,6 +136,7 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "vswitch": ("v-switch", "alicloud_vswitch", "ACS::VPC::VSwitch", "ALIYUN::ECS::VSwitch", "交换机"),
     "security_group": ("sg", "alicloud_security_group", "ACS::ECS::SecurityGroup", "ALIYUN::ECS::SecurityGroup", "安全组"),
     "route_table": ("alicloud_route_table", "ACS::VPC::RouteTable", "ALIYUN::VPC::RouteTable", "路由表"),
+    "ipv6_gateway": ("alicloud_vpc_ipv6_gateway", "ACS::VPC::Ipv6Gateway", "ALIYUN::VPC::Ipv6Gateway", "IPv6网关"),
     "key_pair": ("keypair", "ssh key pair", "alicloud_ecs_key_pair", "alicloud_key_pair", "ACS::ECS::KeyPair",
                  "ALIYUN::ECS::SSHKeyPair", "密钥对"),
     "ecs_instance": ("ecs", "alicloud_instance", "alicloud_ecs_instance", "ACS::ECS::Instance", "ALIYUN::ECS::Instance",
@@ -376,7 +379,7 @@ _NOT_TYPES = (
     r"(?:automatic )?snapshot polic(?:y|ies)", r"automatic snapshots?", r"(?:nas )?file systems?",
     r"alibaba cloud accounts?", r"resource groups?", r"snapshot service", r"listener (?:protocols?|ports?|names?)",
     r"instance names?", r"server groups?", r"deployment sets?",
-    r"ipv6 gateways?", r"route entr(?:y|ies)", r"backend servers?", r"polic(?:y|ies) documents?",
+    r"route entr(?:y|ies)", r"backend servers?", r"polic(?:y|ies) documents?",
     r"vpc-type", r"key pair names?", r"bucket names?", r"user names?", r"logon names?", r"public images?",
     r"vpc id", r"vswitch id", r"instance id/name", r"access control lists?",
     r"instance resource access management \(ram\) roles?",
@@ -397,6 +400,7 @@ _TERMS: tuple[tuple[str, str, str | None], ...] = (
     ("dnat_entry", r"dnat entr(?:y|ies)|dnat条目", None),
     ("nat_gateway", r"(?:internet |vpc |enhanced )?nat gateways?|nat网关", None),
     ("eip", r"elastic ip(?: address(?:es)?|s)?|eips?|弹性公网ip(?:地址)?", None),
+    ("ipv6_gateway", r"ipv6 gateways?|ipv6网关", None),
     ("vswitch", r"v-?switch(?:es)?|交换机", None),
     ("vpc", r"virtual private clouds?(?: \(vpcs?\))?|(?:ipv6 |ipv4 |dual-stack )?vpcs?|专有网络(?:vpc)?", None),
     ("security_group", r"security groups?|安全组", None),
@@ -578,7 +582,7 @@ _event("Ecs", "DeleteInstance ModifyInstanceAutoReleaseTime ModifyInstanceAttrib
 _event("Vpc", "CreateVpc", creates=("vpc",))
 _event("Vpc", "CreateVSwitch", creates=("vswitch",))
 _event("Vpc", "CreateRouteTable", creates=("route_table",))
-_event("Vpc", "CreateIpv6Gateway", needs=("vpc",))
+_event("Vpc", "CreateIpv6Gateway", creates=("ipv6_gateway",), needs=("vpc",))
 _event("Vpc", "DeleteVSwitch", needs=("vswitch",))
 _event("Vpc", "DeleteVpc", needs=("vpc",))
 _event("Vpc", "AllocateEipAddress AllocateEipSegmentAddress AllocateEipAddressPro", creates=("eip",))

@@ -246,7 +246,7 @@ class Stack:
 #: Words a doc uses for each type's placeholders (<vpc-id>, <your-bucket-name>).
 _NOUNS: dict[str, tuple[str, ...]] = {
     "vpc": ("vpc",), "vswitch": ("vswitch", "vsw", "v-switch"), "security_group": ("security-group", "sg"),
-    "route_table": ("route-table",), "key_pair": ("key-pair", "keypair"),
+    "route_table": ("route-table",), "ipv6_gateway": ("ipv6-gateway",), "key_pair": ("key-pair", "keypair"),
     "ecs_instance": ("instance", "ecs-instance", "ecs"), "disk": ("disk",), "snapshot": ("snapshot",),
     "image": ("image", "custom-image"), "eip": ("eip", "allocation"), "nat_gateway": ("nat-gateway", "nat"),
     "snat_entry": ("snat-entry",), "dnat_entry": ("dnat-entry", "forward-entry"), "oss_bucket": ("bucket", "oss-bucket"),

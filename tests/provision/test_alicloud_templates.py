@@ -72,6 +72,8 @@ ALLOWLIST: dict[str, set[str]] = {
     "alicloud_kms_key": {"tags"},
     # r/route_table: route_table_name, vpc_id, associate_type, description, tags
     "alicloud_route_table": {"route_table_name", "vpc_id", "associate_type", "description", "tags"},
+    # r/vpc_ipv6_gateway: vpc_id, ipv6_gateway_name, description, tags
+    "alicloud_vpc_ipv6_gateway": {"vpc_id", "ipv6_gateway_name", "description", "tags"},
     # data sources: d/alb_zones, d/mongodb_zones (no arguments), d/images: name_regex, most_recent, owners
     # (example of r/ecs_snapshot), d/db_zones and d/db_instance_classes (example of r/db_instance),
     # d/instance_types: availability_zone (example of r/alb_listener)
@@ -150,7 +152,7 @@ def test_each_type_renders_with_just_its_dependencies(meta_type):
 def test_all_types_together():
     stack = _everything()
     main = stack.files["main.tf"]
-    assert len(stack.resources) == 31  # an ALB's two vSwitches
+    assert len(stack.resources) == 32  # 31 types, an ALB's two vSwitches
     assert 'zone_id      = element(data.alicloud_alb_zones.vswitch_2.zones, 1).id' in main  # two zones for the ALB
     assert main.count('resource "alicloud_eip_association"') == 1  # SNAT and DNAT entries share the EIP's association
     assert 'nat_type         = "Enhanced"' in main

@@ -35,7 +35,7 @@ def _procedure(tmp_path: Path, text: str, name: str = "doc.md"):
 
 
 def test_every_type_has_dependencies_listed_before_it():
-    assert len(META_TYPES) == len(set(META_TYPES)) == 30
+    assert len(META_TYPES) == len(set(META_TYPES)) == 31
     assert set(DEPENDENCIES) == set(META_TYPES)
     for meta_type, dependencies in DEPENDENCIES.items():
         for dependency in dependencies:
@@ -415,3 +415,16 @@ def test_other_clouds_docs_need_nothing(real_plans):
     foreign = [procedure_id for procedure_id, plan in plans.items() if plan.requirements]
     alibaba = {p.id for f in (root / "alibaba_AlibabaCloudDocs").rglob("*.md") for p in parse_file(f).procedures}
     assert set(foreign) <= alibaba, sorted(set(foreign) - alibaba)
+
+
+def test_an_ipv6_gateway_the_step_acts_on_is_required(tmp_path):
+    text = """
+        # Purchase an IPv6 Internet bandwidth plan
+
+        1. Log on to the VPC console.
+        2. On the IPv6 Gateway page, find the IPv6 gateway and click **Manage** in the **Actions** column.
+        """
+    plan = analyze(_procedure(tmp_path, text))
+    assert _types(plan) == {"vpc": 1, "ipv6_gateway": 1}
+    gateway = next(r for r in plan.requirements if r.type == "ipv6_gateway")
+    assert gateway.evidence[0].kind == "step" and gateway.evidence[0].line == 4
