@@ -73,3 +73,8 @@ class Undecided(Exception):
     """A policy cannot go on for a reason that says nothing about the doc: its cost or
     token budget is spent, its model keeps answering nonsense. The procedure ends
     INCONCLUSIVE with this message; the run goes on."""
+
+
+class CredentialsRejected(EnvironmentProblem):
+    """The console refused the account's credentials (a sign-in or an AccessKey): the
+    account is unusable until someone fixes it (the account pool quarantines it)."""

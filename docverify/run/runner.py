@@ -26,13 +26,13 @@ from docverify.actions import Action, ActionKind, Observation
 from docverify.checker import Checker, Evidence
 from docverify.console import ConsoleEndpoint
 from docverify.cost import Usage
-from docverify.errors import EnvironmentProblem, Undecided
-from docverify.secrets import known as known_secrets
-from docverify.secrets import scrub_data
+from docverify.errors import CredentialsRejected, EnvironmentProblem, Undecided
 from docverify.executor import Executor, ExecutorRun, Session, artifact_name
 from docverify.policy import Policy
 from docverify.provision import Provisioned, Provisioner
 from docverify.reporter import Reporter
+from docverify.secrets import known as known_secrets
+from docverify.secrets import scrub_data
 from docverify.task import Task
 from docverify.trajectory import CheckResult, ProcedureResult, StepOutcome, StepStatus, Turn
 from docverify.verdict import Finding, Verdict, decide
@@ -201,9 +201,8 @@ class Runner:
                                              label=task.id) as lease:
             try:
                 yield lease.account.on(self.endpoint)
-            except EnvironmentProblem as problem:
-                if "signing in" in str(problem) or ("refused" in str(problem) and "AccessKey" in str(problem)):
-                    lease.quarantine(str(problem))
+            except CredentialsRejected as problem:
+                lease.quarantine(str(problem))
                 raise
 
     # -- executing -------------------------------------------------------------------

@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import Field, SecretStr
 
 from docverify.checker import Checker, Evidence
-from docverify.errors import EnvironmentProblem
+from docverify.errors import CredentialsRejected, EnvironmentProblem
 from docverify.task import ExpectedEvent, Task
 from docverify.trajectory import CheckResult
 
@@ -225,7 +225,7 @@ class AuditLog:
         if code:
             where = f"the audit log at {self.url} refused LookupEvents: {code}: {message}"
             if code.startswith(AUTH_CODES) or status in (401, 403):
-                return EnvironmentProblem(where, hint="check the AccessKey and that it may call actiontrail:LookupEvents")
+                return CredentialsRejected(where, hint="check the AccessKey and that it may call actiontrail:LookupEvents")
             if code.startswith("Throttling") or (isinstance(status, int) and status >= 500):
                 return TransientAuditError(where)
             return EnvironmentProblem(where)

@@ -27,7 +27,7 @@ from pydantic import Field
 from docverify.actions import Action, ActionKind, ActionResult, Observation
 from docverify.browser import CHROMIUM_ARGS, find_browser
 from docverify.console import ConsoleEndpoint, LoginForm, origin
-from docverify.errors import EnvironmentProblem
+from docverify.errors import CredentialsRejected, EnvironmentProblem
 from docverify.executor import Executor, artifact_name
 
 #: Elements that say the page is still busy.
@@ -186,8 +186,8 @@ class PlaywrightRun:
             if urlsplit(page.url).path == urlsplit(login.url).path:
                 alert = page.get_by_role("alert")
                 reason = (await alert.first.inner_text()).strip() if await alert.count() else "still on the sign-in page"
-                raise EnvironmentProblem(f"signing in at {login.url} as {login.user} failed: {reason}",
-                                         hint="check the account's user name and password")
+                raise CredentialsRejected(f"signing in at {login.url} as {login.user} failed: {reason}",
+                                          hint="check the account's user name and password")
             return await context.storage_state()
         finally:
             await self._close_context(context)
