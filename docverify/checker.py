@@ -40,6 +40,9 @@ class Checker(Plugin):
     def prepare(self) -> None:
         """Check and load what checking needs, once per run; raise a DocverifyError when unusable."""
 
+    def close(self) -> None:
+        """Free what :meth:`prepare` loaded; the run is over."""
+
     def applies(self, task: Task) -> bool:
         """Whether this checker can decide ``task`` (e.g. it has audit-event criteria)."""
         return True

@@ -57,3 +57,6 @@ class Policy(Plugin):
 
     def start(self, task: Task) -> Episode:
         raise NotImplementedError
+
+    def close(self) -> None:
+        """Free what :meth:`prepare` loaded (a model, connections); the run is over."""

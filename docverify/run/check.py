@@ -147,9 +147,7 @@ class CheckRun:
             raise
         finally:
             for plugin in (self.stages.policy, *self.stages.checkers):
-                close = getattr(plugin, "close", None)
-                if close is not None:
-                    close()
+                plugin.close()
             if store is not None:
                 store.finish_run(self.run_id, interrupted=interrupted)
                 store.close()
@@ -174,14 +172,9 @@ class CheckRun:
         so a misconfigured model is one clear error before anything runs."""
         self.accounts = self.account_pool()
         self.stages.policy.prepare()
-        needed = set()
-        for task in tasks:
-            for checker in self.stages.checkers:
-                if checker.applies(task):
-                    needed.add(id(checker))
-                    break
+        deciding = {next((c for c in self.stages.checkers if c.applies(task)), None) for task in tasks}
         for checker in self.stages.checkers:
-            if id(checker) in needed:
+            if checker in deciding:
                 checker.prepare()
 
     def execute(self, tasks: Sequence[Task], save) -> str:

@@ -89,6 +89,11 @@ class JudgesChecker(Checker):
             for backend in self.backends:
                 self.meter.require_price(backend.model, local=backend.local)
 
+    def close(self) -> None:
+        for backend in self.backends or ():
+            backend.close()
+        self.backends = None
+
     @staticmethod
     def backend(judge: JudgeOptions) -> Backend:
         if judge.engine == "llamacpp":
