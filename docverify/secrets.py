@@ -33,8 +33,7 @@ def register(*values: str | None) -> None:
         return
     with _lock:
         _values.update(fresh)
-        # longest first, so a secret containing another is masked whole
-        _pattern = re.compile("|".join(re.escape(v) for v in sorted(_values, key=len, reverse=True)))
+        _pattern = _compile()
 
 
 def forget(*values: str | None) -> None:
@@ -42,8 +41,14 @@ def forget(*values: str | None) -> None:
     global _pattern
     with _lock:
         _values.difference_update(v for v in values if v)
-        _pattern = (re.compile("|".join(re.escape(v) for v in sorted(_values, key=len, reverse=True)))
-                    if _values else None)
+        _pattern = _compile()
+
+
+def _compile() -> re.Pattern[str] | None:
+    """One pattern for every secret, longest first (a secret containing another is masked whole)."""
+    if not _values:
+        return None
+    return re.compile("|".join(re.escape(v) for v in sorted(_values, key=len, reverse=True)))
 
 
 def known() -> frozenset[str]:

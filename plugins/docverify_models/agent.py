@@ -284,11 +284,15 @@ class ModelPolicy(Policy):
             self.backend = self.make_backend()
         self.meter.require_price(self.backend.model, local=self.backend.local)
 
-    def start(self, task: Task) -> Episode:
+    def ready_backend(self) -> Backend:
+        """The backend, made (and its price checked) on first use."""
         if self.backend is None:
             self.prepare()
         assert self.backend is not None
-        return AgentEpisode(task, self.backend, self.options, self.meter)  # type: ignore[arg-type]
+        return self.backend
+
+    def start(self, task: Task) -> Episode:
+        return AgentEpisode(task, self.ready_backend(), self.options, self.meter)  # type: ignore[arg-type]
 
     def close(self) -> None:
         if self.backend is not None:

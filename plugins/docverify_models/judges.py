@@ -12,12 +12,10 @@ INCONCLUSIVE rather than a guess.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import os
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
 from pydantic import Field as Option
 
 from docverify.checker import Checker, Evidence
@@ -28,7 +26,8 @@ from docverify.task import Task
 from docverify.trajectory import CheckResult
 
 from docverify_models.agent import compact_snapshot, prompt_environment
-from docverify_models.backends import Backend, LlamaCppBackend, OpenAIBackend, parse_json
+from docverify_models.backends import Backend, LlamaCppBackend, parse_json_object
+from docverify_models.policies import EndpointOptions, openai_backend
 
 log = logging.getLogger(__name__)
 
@@ -46,19 +45,13 @@ def verdict_schema(max_text: int = 400) -> dict[str, Any]:
     }
 
 
-class JudgeOptions(BaseModel):
-    """One judge's model."""
+class JudgeOptions(EndpointOptions):
+    """One judge's model: an OpenAI-protocol endpoint, or llama.cpp in process."""
 
     model_config = ConfigDict(extra="forbid")
 
     engine: Literal["openai", "llamacpp"] = Option("openai", description="openai (any endpoint) or llamacpp")
-    base_url: str | None = Option(None, description="the endpoint; default OPENAI_BASE_URL")
-    model: str = Option("gpt-4o-mini", description="model name at the endpoint")
-    api_key_env: str = Option("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
-                              description="environment variable with the API key")
     model_path: str | None = Option(None, description="llamacpp: a GGUF file (default: the shipped small model)")
-    output_mode: Literal["auto", "json_schema", "tools", "json_object", "text"] = "auto"
-    local: bool = Option(False, description="a server on this machine (free unless priced)")
 
 
 class JudgesChecker(Checker):
@@ -98,8 +91,7 @@ class JudgesChecker(Checker):
     def backend(judge: JudgeOptions) -> Backend:
         if judge.engine == "llamacpp":
             return LlamaCppBackend(model_path=judge.model_path)
-        return OpenAIBackend(base_url=judge.base_url or os.environ.get("OPENAI_BASE_URL"), model=judge.model,
-                             api_key=os.environ.get(judge.api_key_env), mode=judge.output_mode, local=judge.local)
+        return openai_backend(judge)
 
     async def check(self, evidence: Evidence) -> CheckResult:
         self.prepare()
@@ -132,11 +124,11 @@ class JudgesChecker(Checker):
             self.meter.charge(usage, backend.model, completion.tokens_in, completion.tokens_out,
                               local=backend.local)
             try:
-                data = parse_json(completion.text)
-                if not isinstance(data, dict) or not isinstance(data.get("success"), bool):
+                data = parse_json_object(completion.text)
+                if not isinstance(data.get("success"), bool):
                     raise ValueError("'success' must be true or false")
                 return data["success"], scrub(str(data.get("reasons") or "")).strip()[:400]
-            except (ValueError, json.JSONDecodeError) as error:
+            except ValueError as error:
                 usage.invalid_outputs += 1
                 problem = str(error)
                 messages = [*messages, {"role": "assistant", "content": completion.text[:2000]},

@@ -73,8 +73,12 @@ class LlamaCppPolicy(ModelPolicy):
     Options = LlamaCppOptions
 
     def make_backend(self) -> Backend:
-        o = self.options
-        return LlamaCppBackend(model_path=o.model_path, n_ctx=o.n_ctx, n_threads=o.n_threads, seed=o.seed)
+        return llamacpp_backend(self.options)  # type: ignore[arg-type]
+
+
+def llamacpp_backend(options: LlamaCppOptions) -> LlamaCppBackend:
+    return LlamaCppBackend(model_path=options.model_path, n_ctx=options.n_ctx, n_threads=options.n_threads,
+                           seed=options.seed)
 
 
 class VLLMOptions(ModelOptions):
@@ -100,13 +104,11 @@ class VLLMPolicy(ModelPolicy):
 # -- hybrid ---------------------------------------------------------------------------------
 
 
-class HybridOptions(OpenAIOptions, LlamaCppOptions):
+class HybridOptions(OpenAIOptions, LlamaCppOptions, LiteralPolicy.Options):
     engine: Literal["openai", "llamacpp", "vllm"] = Option(
         "openai", description="the model that takes over hard steps: openai (any endpoint), llamacpp, vllm")
     max_model_turns: int = Option(8, ge=1, le=50, description="model actions per hand-over before it gives up")
     free_text: bool = Option(True, description="let the model do steps that have no literal action")
-    close_threshold: float = Option(0.8, ge=0.5, le=1.0, description="as the literal policy's")
-    skip_optional: bool = Option(True, description="as the literal policy's")
 
 
 class HybridPolicy(ModelPolicy):
@@ -123,18 +125,15 @@ class HybridPolicy(ModelPolicy):
     def make_backend(self) -> Backend:
         o = self.options
         if o.engine == "llamacpp":
-            return LlamaCppBackend(model_path=o.model_path, n_ctx=o.n_ctx, n_threads=o.n_threads, seed=o.seed)
+            return llamacpp_backend(o)
         if o.engine == "vllm":
             return VLLMBackend(model=o.model, seed=o.seed)
         return openai_backend(o)
 
     def start(self, task: Task) -> "HybridEpisode":
-        if self.backend is None:
-            self.prepare()
-        assert self.backend is not None
-        literal = LiteralPolicy.Options(close_threshold=self.options.close_threshold,
-                                        skip_optional=self.options.skip_optional)
-        return HybridEpisode(task, literal, Agent(task, self.backend, self.options, self.meter, None), self.options)
+        literal = LiteralPolicy.Options(**{name: getattr(self.options, name) for name in LiteralPolicy.Options.model_fields})
+        return HybridEpisode(task, literal, Agent(task, self.ready_backend(), self.options, self.meter, None),
+                             self.options)
 
 
 class HybridEpisode(LiteralEpisode):
