@@ -56,6 +56,7 @@ class ParseSettings(_Section):
         description="file or folder names never entered",
     )
     max_file_bytes: int = Field(5_000_000, gt=0, description="larger files are reported and skipped")
+    jobs: int = Field(0, ge=0, le=256, description="processes that parse a large set of files (0: one per core)")
 
 
 class FamilySettings(BaseModel):

@@ -196,7 +196,7 @@ def _finish_reports(reporters, summary, output: Path | None) -> None:
 def collect(paths: tuple[str, ...], config, keyword: str | None, changed_since: str | None):
     """The procedures the arguments select, and the input problems found on the way."""
     from docverify.run.select import KeywordExpression, changed_files, parse_selectors, select
-    from docverify.spec.parser import discover, parse_file
+    from docverify.spec.parser import discover, parse_files
 
     settings = config.settings.parse
     plain, fragments = parse_selectors(paths)
@@ -204,8 +204,7 @@ def collect(paths: tuple[str, ...], config, keyword: str | None, changed_since: 
     files, problems = discover(plain, include=settings.include, exclude=settings.exclude)
     changed = changed_files(changed_since, Path.cwd()) if changed_since else None
     procedures: list[Procedure] = []
-    for file in files:
-        document = parse_file(file, max_bytes=settings.max_file_bytes)
+    for document in parse_files(files, max_bytes=settings.max_file_bytes, jobs=settings.jobs):
         problems.extend(document.diagnostics)
         procedures.extend(document.procedures)
     return select(procedures, fragments=fragments or None, keyword=expression, changed=changed), problems

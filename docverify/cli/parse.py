@@ -22,8 +22,14 @@ from docverify.spec.model import Action, Procedure, Severity, Step
     type=click.IntRange(min=1),
     help="Skip (and report) larger files. Env: DOCVERIFY_PARSE__MAX_FILE_BYTES.",
 )
+@click.option(
+    "-j", "--jobs",
+    type=click.IntRange(min=0, max=256),
+    help="Processes for a large set of files; 0: one per core (the default), 1: no workers. Env: DOCVERIFY_PARSE__JOBS.",
+)
 @click.pass_context
-def parse(ctx: click.Context, paths: tuple[str, ...], as_json: bool, as_yaml: bool, steps: bool, max_file_bytes: int | None) -> int:
+def parse(ctx: click.Context, paths: tuple[str, ...], as_json: bool, as_yaml: bool, steps: bool, max_file_bytes: int | None,
+          jobs: int | None) -> int:
     """Parse Markdown documents (files or folders, recursive over .md/.mdx) into procedures.
 
     Problems in the input are reported as FILE:LINE: severity: message on stderr;
@@ -38,15 +44,16 @@ def parse(ctx: click.Context, paths: tuple[str, ...], as_json: bool, as_yaml: bo
       docverify parse "docs/Create buckets.md" --steps
       docverify parse docs/ --json | jq '.procedures[].id'
     """
-    from docverify.spec.parser import discover, parse_file
+    from docverify.spec.parser import discover, parse_files
 
     if as_json and as_yaml:
         raise click.UsageError("choose one of --json and --yaml")
     settings = get_app(ctx).config(
-        {"parse.max_file_bytes": max_file_bytes}, {"parse.max_file_bytes": "--max-file-bytes"}
+        {"parse.max_file_bytes": max_file_bytes, "parse.jobs": jobs},
+        {"parse.max_file_bytes": "--max-file-bytes", "parse.jobs": "--jobs"},
     ).settings.parse
     files, diagnostics = discover(paths, include=settings.include, exclude=settings.exclude)
-    documents = [parse_file(file, max_bytes=settings.max_file_bytes) for file in files]
+    documents = parse_files(files, max_bytes=settings.max_file_bytes, jobs=settings.jobs)
     for document in documents:
         diagnostics.extend(document.diagnostics)
     procedures = [procedure for document in documents for procedure in document.procedures]

@@ -82,15 +82,16 @@ _CONSOLE_NAME = r"(?P<name>(?:[\w&.\-]+\s+){0,5}?(?:management\s+)?(?:console|po
 @dataclass(frozen=True)
 class Rule:
     intent: Intent
-    needs: re.Pattern  #: the rule is tried only when the lower-cased text holds one of its words
+    needs: tuple[str, ...]  #: the rule is tried only when the lower-cased text holds one of these words
     pattern: re.Pattern
+
+    def may_match(self, lowered: str) -> bool:
+        """A cheap test before the pattern: substring checks, not a regex search."""
+        return any(word in lowered for word in self.needs)
 
 
 def _rules(flags: int, *table: tuple[Intent, tuple[str, ...], str]) -> tuple[Rule, ...]:
-    return tuple(
-        Rule(intent, re.compile("|".join(map(re.escape, needs))), re.compile(pattern, flags))
-        for intent, needs, pattern in table
-    )
+    return tuple(Rule(intent, needs, re.compile(pattern, flags)) for intent, needs, pattern in table)
 
 
 #: English rules, highest priority first.
@@ -218,7 +219,7 @@ def extract_actions(marked: str, first_line: int) -> list[Action]:
     accepted: list[tuple[int, int, Rule, re.Match]] = []
     lowered = text.lower()
     for rule in rules_for(text):
-        if not rule.needs.search(lowered):
+        if not rule.may_match(lowered):
             continue
         for match in rule.pattern.finditer(text):
             start, end = match.span()

@@ -18,8 +18,13 @@ console" -> "ECS"), then the console opened anywhere else in the document.
 
 from __future__ import annotations
 
+import logging
+import multiprocessing
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from functools import partial
 from pathlib import Path
 
 from markdown_it.tree import SyntaxTreeNode
@@ -37,8 +42,12 @@ from docverify.spec.source import Source, markdown_parser
 from docverify.spec.tables import find_tables, mask
 
 DEFAULT_MAX_BYTES = 5_000_000
+#: Fewer files than this are parsed in this process: starting workers would cost more.
+PARALLEL_MIN_FILES = 100
 
-__all__ = ["DEFAULT_MAX_BYTES", "discover", "parse_file", "parse_paths", "parse_text"]
+__all__ = ["DEFAULT_MAX_BYTES", "discover", "parse_file", "parse_files", "parse_paths", "parse_text"]
+
+log = logging.getLogger(__name__)
 
 
 def parse_text(text: str, path: str = "<string>") -> Document:
@@ -78,7 +87,7 @@ def parse_file(path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> Docum
     return document
 
 
-def parse_paths(paths: Iterable[str | Path], *, max_bytes: int = DEFAULT_MAX_BYTES) -> list[Document]:
+def parse_paths(paths: Iterable[str | Path], *, max_bytes: int = DEFAULT_MAX_BYTES, jobs: int = 0) -> list[Document]:
     """Discover Markdown files under `paths` and parse each one.
 
     A path that does not exist is reported as a `Document` holding only its
@@ -86,8 +95,46 @@ def parse_paths(paths: Iterable[str | Path], *, max_bytes: int = DEFAULT_MAX_BYT
     """
     files, problems = discover(paths)
     documents = [Document(path=problem.path, diagnostics=[problem]) for problem in problems]
-    documents.extend(parse_file(file, max_bytes=max_bytes) for file in files)
+    documents.extend(parse_files(files, max_bytes=max_bytes, jobs=jobs))
     return documents
+
+
+def parse_files(files: Sequence[str | Path], *, max_bytes: int = DEFAULT_MAX_BYTES, jobs: int = 0) -> list[Document]:
+    """Parse `files`, in their order; a large set across `jobs` processes.
+
+    ``jobs`` 0 means one process per available core, 1 means this process only.
+    Parsing is CPU-bound pure Python, so processes (not threads) are what
+    scales it. A worker that dies (killed, out of memory) does not lose the
+    run: the files are parsed again in this process.
+    """
+    workers = min(jobs or available_cores(), len(files))
+    if workers <= 1 or len(files) < PARALLEL_MIN_FILES:
+        return [parse_file(file, max_bytes=max_bytes) for file in files]
+    chunk = max(1, len(files) // (workers * 8))  # small enough to balance, large enough to amortise pickling
+    try:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=_worker_context()) as pool:
+            return list(pool.map(partial(parse_file, max_bytes=max_bytes), files, chunksize=chunk))
+    except (BrokenProcessPool, OSError) as error:
+        log.warning("parallel parsing failed (%s); parsing %d files in one process", error, len(files))
+        return [parse_file(file, max_bytes=max_bytes) for file in files]
+
+
+def _worker_context() -> multiprocessing.context.BaseContext:
+    """Workers forked from a clean server process that has imported the parser (never
+    from this process, which may run threads by now), else spawned."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([__name__])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+def available_cores() -> int:
+    """Cores this process may run on (the affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
 
 
 def _parse_into(document: Document, text: str) -> None:

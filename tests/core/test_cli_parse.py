@@ -102,3 +102,22 @@ def test_oversized_file_is_skipped_with_an_error(runner, tmp_path):
 def test_json_and_yaml_together_is_a_usage_error(runner):
     result = runner.invoke(cli, ["parse", str(EXAMPLES), "--json", "--yaml"])
     assert result.exit_code == ExitCode.USAGE
+
+
+def test_jobs_option_and_env_reach_the_parser(runner, monkeypatch, tmp_path):
+    import docverify.spec.parser as parser_module
+
+    seen = []
+    real = parser_module.parse_files
+
+    def spy(files, **kwargs):
+        seen.append(kwargs["jobs"])
+        return real(files, **kwargs)
+
+    monkeypatch.setattr(parser_module, "parse_files", spy)
+    assert runner.invoke(cli, ["parse", str(EXAMPLES), "--jobs", "3"]).exit_code == 0
+    assert runner.invoke(cli, ["parse", str(EXAMPLES)], env={"DOCVERIFY_PARSE__JOBS": "1"}).exit_code == 0
+    assert runner.invoke(cli, ["parse", str(EXAMPLES)]).exit_code == 0
+    assert seen == [3, 1, 0]
+    bad = runner.invoke(cli, ["parse", str(EXAMPLES), "--jobs", "-1"])
+    assert bad.exit_code == ExitCode.USAGE and "--jobs" in bad.output

@@ -72,3 +72,52 @@ def test_crlf_and_bom_keep_line_numbers(tmp_path: Path) -> None:
     path = write(tmp_path / "win.md", b"\xef\xbb\xbf# T\r\n\r\n1. Click **A**.\r\n2. Click **B**.\r\n")
     document = parse_file(path)
     assert [s.line for s in document.procedures[0].steps] == [3, 4]
+
+
+def _many_files(root: Path, count: int) -> list[Path]:
+    files = []
+    for index in range(count):
+        text = f"# Task {index}\n\n1. Log on to the ECS console.\n2. Click **Create {index}**.\n"
+        if index % 10 == 3:
+            text = b"# Broken\n\n1. Click **\xff**.\n"  # a decoding problem travels back with its document
+        files.append(write(root / f"d{index:03}.md", text))
+    return files
+
+
+def test_parallel_parsing_returns_the_same_documents_in_order(tmp_path: Path) -> None:
+    from docverify.spec.parser import PARALLEL_MIN_FILES, parse_files
+
+    files = _many_files(tmp_path, PARALLEL_MIN_FILES + 5)
+    serial = parse_files(files, jobs=1)
+    parallel = parse_files(files, jobs=2)
+    assert [d.path for d in parallel] == [str(f) for f in files]
+    assert [(d.path, [p.to_dict() for p in d.procedures], [str(x) for x in d.diagnostics]) for d in parallel] == [
+        (d.path, [p.to_dict() for p in d.procedures], [str(x) for x in d.diagnostics]) for d in serial
+    ]
+    assert any(d.diagnostics for d in parallel) and all(d.procedures for d in parallel)
+
+
+def test_a_dead_worker_pool_falls_back_to_this_process(tmp_path: Path, monkeypatch, caplog) -> None:
+    from concurrent.futures.process import BrokenProcessPool
+
+    import docverify.spec.parser as parser_module
+
+    class DyingPool:
+        def __init__(self, *args, **kwargs) -> None:
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc) -> None:
+            return None
+
+        def map(self, *args, **kwargs):
+            raise BrokenProcessPool("a worker was killed")
+
+    monkeypatch.setattr(parser_module, "ProcessPoolExecutor", DyingPool)
+    files = _many_files(tmp_path, parser_module.PARALLEL_MIN_FILES)
+    documents = parser_module.parse_files(files, jobs=4)
+    assert [d.path for d in documents] == [str(f) for f in files]
+    assert all(d.procedures for d in documents)
+    assert f"parsing {parser_module.PARALLEL_MIN_FILES} files in one process" in caplog.text
