@@ -20,29 +20,55 @@ def sandbox() -> None:
     """
 
 
-@sandbox.command(context_settings=CONTEXT)
-@click.option("--port", type=int, default=8123, show_default=True, envvar="DOCVERIFY_SANDBOX_PORT",
-              help="TCP port on 127.0.0.1 (0 = a free port). Env: DOCVERIFY_SANDBOX_PORT.")
-@click.option("--release", "release", default=None, envvar="DOCVERIFY_SANDBOX_RELEASE",
-              help="Render the latest release on or before this date (YYYY-MM[-DD]). Env: DOCVERIFY_SANDBOX_RELEASE.")
-@click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None, envvar="DOCVERIFY_SANDBOX_DATA",
-              help="Keep state in DIR/sandbox.db (default: in memory). Env: DOCVERIFY_SANDBOX_DATA.")
-@click.option("--latency-ms", type=int, default=300, show_default=True,
-              help="How long asynchronous states (Pending -> Running) take.")
-def serve(port: int, release: str | None, data_dir: str | None, latency_ms: int) -> None:
-    """Serve the console and its API until Ctrl-C."""
-    import uvicorn
+#: the port `serve` listens on when neither an option nor [console.sandbox] port names one
+SERVE_PORT = 8123
 
-    from docverify_sandbox.server import build_app, free_port
+
+@sandbox.command(context_settings=CONTEXT)
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help=f"TCP port on 127.0.0.1 (0 = a free port; default {SERVE_PORT}). Config: console.sandbox.port.")
+@click.option("--release", "release", default=None,
+              help="Render the latest release on or before this date (YYYY-MM[-DD]). Config: console.sandbox.release.")
+@click.option("--data", "data_dir", type=click.Path(file_okay=False), default=None,
+              help="Keep state in DIR/sandbox.db (default: in memory). Config: console.sandbox.data_dir.")
+@click.option("--latency-ms", type=click.IntRange(0, 60_000), default=None,
+              help="How long asynchronous states (Pending -> Running) take (default 300). Config: console.sandbox.latency_ms.")
+@click.option("--seed", type=int, default=None, help="Seed of generated ids (default 0). Config: console.sandbox.seed.")
+@click.pass_context
+def serve(ctx: click.Context, port: int | None, release: str | None, data_dir: str | None, latency_ms: int | None,
+          seed: int | None) -> None:
+    """Serve the console and its API until Ctrl-C.
+
+    Options not given come from [console.sandbox] in docverify.toml or the
+    DOCVERIFY_CONSOLE__SANDBOX__* variables, the same settings `docverify check`
+    uses. Point checks at it with console.sandbox.url.
+    """
+    from docverify.cli import get_app
+    from docverify_sandbox.console import SandboxConsole
+    from docverify_sandbox.server import build_app, listening_socket, server_for
     from docverify_sandbox.state import DEFAULT_ACCOUNTS
 
-    app = build_app(release, data_dir, latency_ms)
-    port = port or free_port()
+    given = {"port": port, "release": release, "data_dir": data_dir, "latency_ms": latency_ms, "seed": seed}
+    names = {"port": "--port", "release": "--release", "data_dir": "--data", "latency_ms": "--latency-ms", "seed": "--seed"}
+    config = get_app(ctx).config({f"console.sandbox.{k}": v for k, v in given.items()},
+                                 {f"console.sandbox.{k}": v for k, v in names.items()})
+    opts = config.plugin_options("console", "sandbox", SandboxConsole)
+    if opts.url:
+        click.echo(f"note: console.sandbox.url is set ({opts.url}); checks use that sandbox, not this one", err=True)
+    app = build_app(opts.release, opts.data_dir, opts.latency_ms, opts.seed)
+    sock = listening_socket(opts.port if "console.sandbox.port" in config.origins else SERVE_PORT)
+    port = sock.getsockname()[1]
     acct = DEFAULT_ACCOUNTS[0]
-    click.echo(f"sandbox console {app.state.sandbox.catalog.release.name} on http://127.0.0.1:{port}/console")
+    url = f"http://127.0.0.1:{port}"
+    click.echo(f"sandbox console {app.state.sandbox.catalog.release.name} on {url}/console")
     click.echo(f"  log on as {acct.admin_user}@{acct.alias}.onaliyun.com / {acct.admin_password}")
     click.echo(f"  API AccessKey {acct.admin_access_key_id} / {acct.admin_access_key_secret}")
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
+    click.echo(f"  check against it: docverify check DOCS -O console.sandbox.url={url}")
+    try:
+        server_for(app).run(sockets=[sock])
+    finally:
+        sock.close()
+        app.state.sandbox.store.close()
 
 
 @sandbox.command(context_settings=CONTEXT)

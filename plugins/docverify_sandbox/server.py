@@ -18,6 +18,31 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def listening_socket(port: int = 0) -> socket.socket:
+    """A socket bound and listening on 127.0.0.1:``port`` (0: a free one), for uvicorn.
+
+    Binding here, before the server starts, means the port is ours once this
+    returns (no window for another process to take a "free" port), and clients
+    that connect early wait in the backlog instead of being refused.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", port))
+        sock.listen(128)
+    except OSError as error:
+        sock.close()
+        raise EnvironmentProblem(f"the sandbox console cannot listen on 127.0.0.1:{port}: {error.strerror or error}",
+                                 hint="is the port in use? choose another one, or 0 for a free one") from None
+    return sock
+
+
+def server_for(app) -> "uvicorn.Server":  # noqa: F821 - uvicorn is imported lazily
+    import uvicorn
+
+    return uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))
+
+
 def build_app(release: str | None = None, data_dir: str | Path | None = None, latency_ms: int = 300,
               seed: int = 0):
     """The ASGI app for one release, with its own store."""
@@ -36,24 +61,22 @@ def build_app(release: str | None = None, data_dir: str | Path | None = None, la
 @contextmanager
 def running(app, port: int = 0, *, timeout: float = 10.0) -> Iterator[str]:
     """Serve ``app`` on 127.0.0.1 in a background thread; yield its base URL."""
-    import uvicorn
-
-    port = port or free_port()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off",
-                            access_log=False)
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name=f"docverify-sandbox-{port}", daemon=True)
+    sock = listening_socket(port)
+    port = sock.getsockname()[1]
+    server = server_for(app)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=f"docverify-sandbox-{port}",
+                              daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            raise EnvironmentProblem(f"the sandbox console did not start on 127.0.0.1:{port}",
-                                     hint="is the port in use? try --port 0")
-        time.sleep(0.01)
     try:
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                server.should_exit = True
+                raise EnvironmentProblem(f"the sandbox console did not start on 127.0.0.1:{port}")
+            time.sleep(0.01)
         yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+        sock.close()
         app.state.sandbox.store.close()

@@ -102,3 +102,34 @@ def test_release_2026_changes_alb_and_kms():
     assert "Fixed" not in mode["options"] and mode["default"] == "Dynamic"
     assert new["kms"]["resources"]["key"]["fields"]["DKMSInstanceId"]["required"] is True
     assert {c.product for c in catalog.changelog("2021-06", "2026-03")} >= {"alb", "kms"}
+
+
+def test_serve_takes_its_settings_from_docverify_toml_and_env(tmp_path):
+    """`sandbox serve` reads [console.sandbox] like `check` does; options win over both."""
+    import os
+    import re
+    import urllib.request
+
+    (tmp_path / "docverify.toml").write_text('[console.sandbox]\nrelease = "2021-06"\nport = 0\n')
+    env = {**os.environ, "DOCVERIFY_CONSOLE__SANDBOX__LATENCY_MS": "5"}
+    process = subprocess.Popen([sys.executable, "-m", "docverify", "sandbox", "serve"], cwd=tmp_path, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = process.stdout.readline()
+        found = re.match(r"sandbox console (\S+) on (http://127\.0\.0\.1:(\d+))/console", first)
+        assert found, first + process.stderr.read()
+        assert found[1] == "2021-06" and found[3] != "8123"  # port 0 from the file: a free port
+        with urllib.request.urlopen(found[2] + "/signin", timeout=10) as response:
+            assert response.status == 200
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    bad = subprocess.run([sys.executable, "-m", "docverify", "sandbox", "serve", "--release", "1999"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "no sandbox release on or before '1999'" in bad.stderr
+    wrong = tmp_path / "other"
+    wrong.mkdir()
+    (wrong / "docverify.toml").write_text('[console.sandbox]\nlatency_ms = "slow"\n')
+    invalid = subprocess.run([sys.executable, "-m", "docverify", "sandbox", "serve"], cwd=wrong,
+                             capture_output=True, text=True, timeout=60)
+    assert invalid.returncode == 2 and "latency_ms" in invalid.stderr and "docverify.toml" in invalid.stderr
