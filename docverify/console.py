@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from docverify.registry import Plugin
+
+if TYPE_CHECKING:
+    from docverify.accounts.account import Account, AccountSpec
+    from docverify.accounts.rotation import AccessKeyApi
 
 
 def origin(url: str) -> str:
@@ -57,3 +62,16 @@ class Console(Plugin):
     def start(self) -> AbstractContextManager[ConsoleEndpoint]:
         """Start (or connect to) the console; leaving the context stops what was started."""
         raise NotImplementedError
+
+    @classmethod
+    def default_accounts(cls) -> list["AccountSpec"]:
+        """The account pool when none is configured (a sandbox's seeded tenants).
+        None by default: a real cloud's test accounts are always configured."""
+        return []
+
+    @classmethod
+    def access_key_api(cls, account: "Account", url: str | None, key_id: str, secret: str) -> "AccessKeyApi | None":
+        """The RAM API that rotates ``account``'s AccessKey on this console, signed
+        with the given key (``url``: the console's API, when configured); None
+        when this console offers none."""
+        return None

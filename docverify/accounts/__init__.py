@@ -7,9 +7,11 @@
   quarantine;
 - :mod:`~docverify.accounts.state` — what is remembered per account (quarantine,
   key age);
-- :mod:`~docverify.accounts.rotation` — AccessKey rotation through RAM;
-- :mod:`~docverify.accounts.sandbox` — the sandbox's tenants (the zero-config
-  pool) and its RAM API.
+- :mod:`~docverify.accounts.rotation` — AccessKey rotation through RAM.
+
+A console plugin may offer a zero-config pool and its own RAM API
+(`Console.default_accounts`, `Console.access_key_api`): the sandbox offers its
+seeded tenants and its API.
 
 The runner's use::
 
@@ -30,7 +32,7 @@ from docverify.accounts.account import Account, AccountSpec
 from docverify.accounts.file import AccountsFileError, accounts_file_path, load_accounts
 from docverify.accounts.pool import (AccountPool, AccountQuarantined, Lease, NoSuchAccount, PoolExhausted,
                                      default_lease_dir)
-from docverify.accounts.rotation import CREDENTIAL_ERROR_CODES
+from docverify.accounts.rotation import CREDENTIAL_ERROR_CODES, console_plugin
 from docverify.accounts.secret import ScrubFilter, Secret, SecretError, scrub, secret_values
 
 __all__ = [
@@ -41,13 +43,10 @@ __all__ = [
 
 
 def default_accounts(console: str) -> list[AccountSpec]:
-    """The pool when nothing is configured: the sandbox's seeded tenants for the
-    sandbox console, nothing for any other."""
-    if console == "sandbox":
-        from docverify.accounts.sandbox import sandbox_accounts
-
-        return sandbox_accounts()
-    return []
+    """The pool when nothing is configured: what the console plugin offers (the
+    sandbox: its seeded tenants), nothing for an unknown console."""
+    plugin = console_plugin(console)
+    return plugin.default_accounts() if plugin is not None else []
 
 
 def open_pool(*, console: str = "sandbox", accounts_file: str | Path | None = None,

@@ -2,9 +2,10 @@
 delete the old key — and on any failure leave the account working and say what
 happened.
 
-The RAM calls go through an :class:`AccessKeyApi`, one per console kind:
-``sandbox`` (:mod:`docverify.accounts.sandbox`) and ``aliyun`` (the official
-``alibabacloud_ram20150501`` SDK, imported only when used).
+The RAM calls go through an :class:`AccessKeyApi`: the one the account's console
+plugin offers (`Console.access_key_api`; the sandbox's own), else, for
+``aliyun`` accounts, the official ``alibabacloud_ram20150501`` SDK (imported
+only when used).
 
 Order and guarantees:
 
@@ -22,11 +23,12 @@ Order and guarantees:
 
 from __future__ import annotations
 
+import functools
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, Callable, Iterator, Protocol
 from urllib.parse import urlsplit
 
 from docverify.accounts.account import Account
@@ -34,6 +36,10 @@ from docverify.accounts.pool import Lease
 from docverify.accounts.secret import SecretError, mask_id, remember
 from docverify.accounts.state import AccountState, KeyRecord, PendingDelete, fingerprint, iso, parse_time, utcnow
 from docverify.errors import EnvironmentProblem, UsageError
+
+if TYPE_CHECKING:
+    from docverify.console import Console
+    from docverify.plugins import PluginSet
 
 RAM_VERSION = "2015-05-01"
 #: error codes that mean "the key was accepted, the action was not allowed"
@@ -150,36 +156,30 @@ class AlibabaAccessKeys:
                    self.models.DeleteAccessKeyRequest(user_access_key_id=key_id, user_name=user))
 
 
-#: console kind -> how to build its AccessKeyApi: (account, API URL, key ID, secret)
-ACCESS_KEY_APIS: dict[str, Callable[[Account, str | None, str, str], AccessKeyApi]] = {}
+def console_plugin(name: str) -> "type[Console] | None":
+    """The installed console plugin class called ``name``, if any."""
+    registry = _installed_plugins().registry("consoles")
+    return registry.get(name) if name in registry else None
 
 
-def _sandbox_api(account: Account, url: str | None, key_id: str, secret: str) -> AccessKeyApi:
-    from docverify.accounts.sandbox import SandboxAccessKeys
+@functools.lru_cache(maxsize=1)
+def _installed_plugins() -> "PluginSet":
+    from docverify.plugins import load_plugins
 
-    url = account.api_url or url
-    if not url:
-        raise UsageError(
-            f"account {account.name}: rotating a sandbox key needs a sandbox that keeps its state",
-            hint="serve one (docverify sandbox serve --data DIR) and set the account's api_url "
-                 "or [console.sandbox] url")
-    return SandboxAccessKeys(url, key_id, secret)
-
-
-def _aliyun_api(account: Account, url: str | None, key_id: str, secret: str) -> AccessKeyApi:
-    return AlibabaAccessKeys(account.api_url or url, key_id, secret)
-
-
-ACCESS_KEY_APIS.update({"sandbox": _sandbox_api, "aliyun": _aliyun_api})
+    return load_plugins()
 
 
 def access_key_api(account: Account, url: str | None, key_id: str, secret: str) -> AccessKeyApi:
     """The RAM API of ``account``'s console, signed with the given key."""
-    build = ACCESS_KEY_APIS.get(account.console)
-    if build is None:
-        raise UsageError(f"account {account.name}: cannot rotate keys of console {account.console!r}; "
-                         f"rotation knows: {', '.join(sorted(ACCESS_KEY_APIS))}")
-    return build(account, url, key_id, secret)
+    plugin = console_plugin(account.console)
+    api = plugin.access_key_api(account, url, key_id, secret) if plugin is not None else None
+    if api is None and account.console == "aliyun":
+        api = AlibabaAccessKeys(account.api_url or url, key_id, secret)
+    if api is None:
+        raise UsageError(f"account {account.name}: cannot rotate keys of console {account.console!r}",
+                         hint="rotation works on aliyun accounts and on consoles whose plugin offers a RAM API "
+                              "(the sandbox)")
+    return api
 
 
 # ----------------------------------------------------------------- rotation

@@ -39,6 +39,28 @@ class SandboxConsole(Console):
         with running(app, opts.port) as url:
             yield self.endpoint(url, app.state.sandbox.catalog.release.name)
 
+    @classmethod
+    def default_accounts(cls) -> list:
+        """The seeded tenants, each signed in as its administrator: the pool a new
+        user gets with nothing to set up."""
+        from docverify_sandbox.accounts import sandbox_accounts
+
+        return sandbox_accounts()
+
+    @classmethod
+    def access_key_api(cls, account, url: str | None, key_id: str, secret: str):
+        """The sandbox's RAM API; rotation needs a sandbox that keeps its state."""
+        from docverify.errors import UsageError
+        from docverify_sandbox.accounts import SandboxAccessKeys
+
+        url = account.api_url or url
+        if not url:
+            raise UsageError(
+                f"account {account.name}: rotating a sandbox key needs a sandbox that keeps its state",
+                hint="serve one (docverify sandbox serve --data DIR) and set the account's api_url "
+                     "or [console.sandbox] url")
+        return SandboxAccessKeys(url, key_id, secret)
+
     @staticmethod
     def endpoint(url: str, release: str | None) -> ConsoleEndpoint:
         host = url.split("://", 1)[1]

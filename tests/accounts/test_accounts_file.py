@@ -9,6 +9,7 @@ import pytest
 from accounts_helpers import write_secret
 from docverify.accounts import AccountsFileError, open_pool
 from docverify.accounts.file import add_account, load_accounts
+from docverify.errors import UsageError
 
 GOOD = """\
 # the CI pool
@@ -128,6 +129,44 @@ def test_no_file_and_the_sandbox_gives_the_seeded_tenants(workdir):
     assert account.extra["root_access_key_id"].reveal() == first.access_key_id
     assert pool.lease_dir == workdir / ".docverify" / "leases"
     assert open_pool(console="aliyun", cwd=workdir, environ={}).names == []
+
+
+def test_a_third_party_console_plugin_offers_its_own_pool_and_ram_api(workdir, monkeypatch):
+    """Nothing in the accounts package names a console: any plugin can offer both."""
+    import dataclasses
+
+    import docverify.accounts.rotation as rotation
+    from docverify.accounts.account import AccountSpec
+    from docverify.accounts.secret import SecretRef
+    from docverify.console import Console
+    from docverify.hookspecs import hookimpl
+    from docverify.plugins import load_plugins
+
+    class Lab(Console):
+        name = "lab"
+
+        @classmethod
+        def default_accounts(cls):
+            return [AccountSpec.built_in("built-in (lab)", fixed={"password": SecretRef.fixed("lab/pw", "lab-pw-1")}, extra={},
+                                         name="lab-1", console="lab", login_user="u@lab")]
+
+        @classmethod
+        def access_key_api(cls, account, url, key_id, secret):
+            return ("lab-ram", account.name, url, key_id)
+
+    class LabPlugin:
+        @hookimpl
+        def register_consoles(self, register):
+            register(Lab)
+
+    monkeypatch.setattr(rotation, "_installed_plugins", lambda: load_plugins(extra=[LabPlugin()]))
+    pool = open_pool(console="lab", cwd=workdir, environ={})
+    assert pool.names == ["lab-1"] and pool.source == "the lab console's built-in accounts"
+    account = pool.get("lab-1").resolve({})
+    assert rotation.access_key_api(account, "http://lab", "K1", "S1") == ("lab-ram", "lab-1", "http://lab", "K1")
+    assert open_pool(console="nowhere", cwd=workdir, environ={}).names == []
+    with pytest.raises(UsageError, match="cannot rotate keys of console 'nowhere'"):
+        rotation.access_key_api(dataclasses.replace(account, console="nowhere"), None, "K1", "S1")
 
 
 def test_add_appends_a_table_and_keeps_comments(workdir):

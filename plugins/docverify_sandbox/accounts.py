@@ -1,9 +1,7 @@
-"""The sandbox console's side of the pool: its seeded tenants as the zero-config
-pool, and its RAM API for rotation.
-
-Everything sandbox-specific of the accounts package is here, importing
-``docverify_sandbox`` only inside functions. (Its natural home is the sandbox
-plugin, through a hook; see the accounts package docstring.)
+"""The sandbox console's side of the account pool: its seeded tenants as the
+zero-config pool, and its RAM API for AccessKey rotation. `SandboxConsole`
+offers both through the console plugin interface (``default_accounts`` and
+``access_key_api``), so the core accounts package knows no console by name.
 """
 
 from __future__ import annotations
