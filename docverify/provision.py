@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from docverify.cost import CostMeter
+from docverify.cost import CostMeter, Usage
 from docverify.registry import Plugin
 
 
@@ -21,6 +21,7 @@ class Provisioned:
 
     outputs: dict[str, Any] = field(default_factory=dict)
     resources: list[str] = field(default_factory=list)  #: human-readable, for reports
+    usage: Usage = field(default_factory=Usage)  #: model calls spent preparing it (ResourceCoder), for the bill
 
 
 class Provisioner(Plugin):

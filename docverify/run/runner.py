@@ -264,6 +264,8 @@ class Runner:
         outcome.step_status = dict(getattr(episode, "step_status", {}))
         outcome.final = observation
         outcome.usage = episode.usage
+        if provisioned is not None:
+            outcome.usage.add(provisioned.usage)  # templates ResourceCoder wrote for this procedure
         return outcome
 
     async def unblock(self, session: Session, task: Task, endpoint: ConsoleEndpoint, episode: Any, blocked: Action,

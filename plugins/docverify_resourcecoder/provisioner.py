@@ -102,9 +102,10 @@ class ResourceCoderProvisioner(TerraformProvisioner):
                              temperature=o.temperature, max_answer_tokens=o.max_answer_tokens, meter=self.meter)
 
     def templates_for(self, requirements: list[Any], endpoint: ConsoleEndpoint, region: str, dest: Path,
-                      written: list[str] | None = None) -> Path | None:
+                      written: list[str] | None = None, usage: Usage | None = None) -> Path | None:
         """A templates folder covering ``requirements``: the configured one, with kept or newly
-        written candidates for what no template covers; None when nothing is missing."""
+        written candidates for what no template covers; None when nothing is missing. What
+        writing them cost is added to ``usage``."""
         provider = self.provider_for(endpoint)
         coder = self.coder(endpoint, region, provider)
         missing = [r for r in requirements if not coder.covered(provider, r.type)]
@@ -122,6 +123,8 @@ class ResourceCoderProvisioner(TerraformProvisioner):
                                              dependencies=requirement.dependencies)
             if written is not None:
                 written.append(requirement.type)
+            if usage is not None:
+                usage.add(candidate.usage)
             log.info("ResourceCoder wrote %s in %d round(s): %s", requirement.type, candidate.rounds, candidate.path)
         return coder.compose(dest, provider)
 
@@ -139,10 +142,12 @@ class ResourceCoderProvisioner(TerraformProvisioner):
             except MetaError:
                 requirements = []  # the terraform provisioner says what is wrong with the annotation
             region = task.region or endpoint.default_region
-            templates = self.templates_for(requirements, endpoint, region, folder) if requirements else None
+            usage = Usage()
+            templates = self.templates_for(requirements, endpoint, region, folder, usage=usage) if requirements else None
             options = self.options.model_copy(update={"templates": str(templates)}) if templates else self.options
             with ExitStack() as stack:
                 made = stack.enter_context(TerraformProvisioner(options).provision(task, endpoint))
+                made.usage.add(usage)  # the templates written for this procedure go on its bill
                 stack.enter_context(self._on_demand_scope(task, endpoint))
                 shutil.rmtree(folder, ignore_errors=True)  # rendered: the stack no longer reads templates
                 yield made
@@ -292,8 +297,10 @@ class ResourceCoderProvisioner(TerraformProvisioner):
         workdir = Path(self.options.work_dir) / f"{base}-ondemand{number}"
         folder = workdir.with_name(workdir.name + ".templates")
         written: list[str] = []
+        usage = Usage()
         try:
-            templates = self.templates_for(requirements, endpoint, region, folder, written) or self.options.templates
+            templates = (self.templates_for(requirements, endpoint, region, folder, written, usage)
+                         or self.options.templates)
             spec = render_stack(requirements, provider, suffix=suffix, region=region, templates=templates)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
@@ -324,7 +331,9 @@ class ResourceCoderProvisioner(TerraformProvisioner):
             raise
         finally:
             entry.applied.set()
-        return self._report(request, message, spec, outputs, task, region, stack.id, written)
+        report = self._report(request, message, spec, outputs, task, region, stack.id, written)
+        report.usage.add(usage)  # writing its templates, next to deciding what to create
+        return report
 
     @staticmethod
     def _report(request: BlockedRequest, message: str, spec: Any, outputs: dict[str, Any], task: Any, region: str,

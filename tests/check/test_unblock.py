@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from docverify.cost import Usage
 from docverify.provision import Provisioned, Provisioner
 from docverify.run.runner import RunLimits, Runner, Stages
 from docverify.spec.parser import parse_text
@@ -43,6 +44,7 @@ RELEASE_AN_EIP = """\
 class Report:
     text: str
     context: dict[str, str] = field(default_factory=dict)
+    usage: Usage = field(default_factory=lambda: Usage(calls=1, tokens_in=900, tokens_out=40, cost_usd=0.002))
 
 
 class OnDemand(Provisioner):
@@ -56,8 +58,8 @@ class OnDemand(Provisioner):
         self.calls: list[str] = []
 
     @contextmanager
-    def provision(self, task, endpoint):
-        yield Provisioned()
+    def provision(self, task, endpoint):  # as if a model had written a template for it first
+        yield Provisioned(usage=Usage(calls=2, tokens_in=2400, tokens_out=300, cost_usd=0.01))
 
     async def on_blocked(self, task, endpoint, message, page):
         self.calls.append(message)
@@ -90,6 +92,10 @@ def test_what_was_missing_is_created_and_the_procedure_goes_on(tmp_path, chromiu
     assert provision.description.startswith("provisioned what was missing: created eip unblocked-u1b2c3 (eip-")
     assert result.turns[kinds.index("provision") + 1].description.startswith("goto ")  # the page reloaded
     assert result.context["eip-id"].startswith("eip-")
+    # the procedure's bill: the templates written before it, and deciding what to create when it was blocked
+    usage = result.usage
+    assert (usage.calls, usage.tokens_in, usage.tokens_out) == (3, 3300, 340)
+    assert usage.cost_usd == pytest.approx(0.012)
 
 
 def test_without_anything_created_it_stays_an_environment_error(tmp_path, chromium):

@@ -14,6 +14,7 @@ import pytest
 
 from coder_helpers import ROOT, SECURITY_GROUP, template_answer, user_text
 
+from docverify.cost import Usage
 from docverify.meta import resolve_meta
 from docverify.spec.parser import parse_text
 from docverify.task import make_task
@@ -102,6 +103,8 @@ def test_a_type_without_a_template_is_written_applied_and_destroyed(sandbox_url,
         assert made.outputs["security-group-name"] == f"docverify-sg-{suffix}"
         assert made.outputs["security-group-id"].startswith("sg-")
         assert f"docverify-sg-{suffix}" in groups(api)
+        # writing the template is this procedure's spending (the fake model answers 1,200 in / 150 out)
+        assert (made.usage.calls, made.usage.tokens_in, made.usage.tokens_out) == (1, 1200, 150)
         assert len(list((tmp_path / "stacks").glob("*.json"))) == 1
 
     assert groups(api) == before
@@ -109,9 +112,10 @@ def test_a_type_without_a_template_is_written_applied_and_destroyed(sandbox_url,
     assert len(fake.requests) == 1
     assert (tmp_path / "candidates" / "sandbox" / "security_group.tf.j2").read_text() == SECURITY_GROUP
     # the next task finds it kept: no model call
-    folder = provisioner.templates_for(resolve_meta(task), endpoint, "cn-hangzhou", tmp_path / "again")
+    again = Usage()
+    folder = provisioner.templates_for(resolve_meta(task), endpoint, "cn-hangzhou", tmp_path / "again", usage=again)
     assert folder is not None and (folder / "sandbox" / "security_group.tf.j2").read_text() == SECURITY_GROUP
-    assert len(fake.requests) == 1
+    assert len(fake.requests) == 1 and again.calls == 0
 
 
 def test_on_blocked_creates_the_missing_instance_and_the_teardown_removes_it(sandbox_url, api, model, tmp_path):
