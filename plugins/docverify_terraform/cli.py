@@ -13,7 +13,8 @@ from docverify.errors import EnvironmentProblem, ExitCode
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path),
-              help="The ledger of live stacks (default: provisioner.terraform.state_dir, .docverify/stacks).")
+              help="The ledger of live stacks (default: the state_dir of every configured Terraform-based "
+                   "provisioner, terraform and resourcecoder; .docverify/stacks).")
 @click.option("--dry-run", is_flag=True, help="List the leftovers; destroy nothing.")
 @click.option("--forget", "forget", multiple=True, metavar="STACK",
               help="Drop a stack from the ledger without destroying it (its resources are gone: e.g. the embedded "
@@ -40,24 +41,27 @@ def cleanup(ctx: click.Context, state_dir: Path | None, dry_run: bool, forget: t
     from docverify_terraform.provisioner import TerraformProvisioner, credentials_for
 
     app = get_app(ctx)
-    options = app.checked_config().plugin_options("provisioner", "terraform", TerraformProvisioner)
-    ledger = Ledger(state_dir or options.state_dir)  # type: ignore[attr-defined]
-    entries = ledger.entries()
-    dropped = [e for e in entries if "all" in forget or e.id in forget]
-    for entry in dropped:
-        ledger.forget(entry.id)
-    entries = [e for e in entries if e not in dropped]
+    config = app.checked_config()
+    ledgers = _ledgers(app, config, state_dir, Ledger, TerraformProvisioner)
+    dropped, live = [], []
+    for ledger, options in ledgers:
+        for entry in ledger.entries():
+            if "all" in forget or entry.id in forget:
+                ledger.forget(entry.id)
+                dropped.append(entry)
+            else:
+                live.append((entry, ledger, options))
     rows = []
     failed = 0
-    for entry in entries:
+    for entry, ledger, options in live:
         row = {"stack": entry.id, "recorded": entry.recorded, "task": entry.labels.get("task"),
                "workdir": str(entry.workdir), "leftovers": list(entry.leftovers), "error": entry.error}
         if not dry_run:
             try:
-                credentials = credentials_for(entry.labels.get("access_key_id"), entry.env, config_file=app.config().file)
-                terraform = Terraform(options.binary, credentials=credentials, env=dict(entry.env))  # type: ignore[attr-defined]
                 if not entry.workdir.is_dir():
                     raise EnvironmentProblem(f"its working directory {entry.workdir} is gone")
+                credentials = credentials_for(entry.labels.get("access_key_id"), entry.env, config_file=config.file)
+                terraform = Terraform(options.binary, credentials=credentials, env=dict(entry.env))  # type: ignore[attr-defined]
                 stack = Stack(terraform, entry.workdir, ledger=ledger, stack_id=entry.id, labels=entry.labels)
                 stack.init(reinstall_sandbox=True)
                 stack.destroy(attempts=options.destroy_attempts)  # type: ignore[attr-defined]
@@ -72,7 +76,8 @@ def cleanup(ctx: click.Context, state_dir: Path | None, dry_run: bool, forget: t
         for entry in dropped:
             click.echo(f"forgot {entry.id} (not destroyed)")
         if not rows:
-            click.echo("no leftover stacks" + (f" in {ledger.dir}" if not dropped else ""))
+            where = ", ".join(str(ledger.dir) for ledger, _ in ledgers)
+            click.echo("no leftover stacks" + (f" in {where}" if not dropped else ""))
         for row in rows:
             state = "left" if dry_run else ("destroyed" if row.get("destroyed") else f"NOT destroyed: {row['error']}")
             click.echo(f"{row['stack']}  task {row['task'] or '?'}  recorded {row['recorded']}: {state}")
@@ -80,3 +85,19 @@ def cleanup(ctx: click.Context, state_dir: Path | None, dry_run: bool, forget: t
             click.echo(f"{failed} stack(s) could not be destroyed; when their resources are gone anyway "
                        "(an embedded sandbox that stopped), drop them with --forget STACK", err=True)
     return ExitCode.ENVIRONMENT if failed else ExitCode.OK
+
+
+def _ledgers(app, config, state_dir: Path | None, ledger_type, default_plugin) -> list:
+    """(ledger, provisioner options) for ``--state-dir``, else one per distinct
+    ``state_dir`` of the installed provisioners that keep a ledger (their Options
+    have ``state_dir``: terraform, resourcecoder, third-party ones built on them)."""
+    if state_dir is not None:
+        return [(ledger_type(state_dir), config.plugin_options("provisioner", "terraform", default_plugin))]
+    found: dict[Path, tuple] = {}
+    for entry in sorted(app.plugins.registry("provisioners"), key=lambda e: e.name != "terraform"):
+        plugin = entry.obj
+        if "state_dir" not in getattr(plugin, "Options").model_fields:
+            continue
+        options = config.plugin_options("provisioner", entry.name, plugin)
+        found.setdefault(Path(options.state_dir).resolve(), (ledger_type(options.state_dir), options))
+    return list(found.values())
