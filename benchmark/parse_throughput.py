@@ -7,10 +7,13 @@ parse, and the block structure only, which is what docverify runs on every
 line before parsing inline content on demand): docverify cannot be faster
 than the block pass, and the full parse is what a naive pipeline would pay.
 
-    python benchmark/parse_throughput.py [CORPUS_DIR] [--repeats 5] [--profile]
+    python benchmark/parse_throughput.py [CORPUS_DIR] [--repeats 5] [--profile] [--jobs N [--copies K]]
 
 CORPUS_DIR defaults to $DOCVERIFY_CORPUS, then ``<repo>/../shared/corpus``.
 ``--profile`` prints the top functions by cumulative time (cProfile).
+``--jobs N`` also times ``parse_files`` (files read from disk, the way
+``docverify parse`` runs) over K copies of the corpus with 1 and with N
+processes, and prints the speed-up.
 """
 
 from __future__ import annotations
@@ -66,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("corpus", nargs="?", type=Path, default=None)
     parser.add_argument("--repeats", type=int, default=5, help="timed passes over the corpus (default 5)")
     parser.add_argument("--profile", action="store_true", help="profile one pass with cProfile")
+    parser.add_argument("--jobs", type=int, default=0, help="also time parse_files with this many processes")
+    parser.add_argument("--copies", type=int, default=8, help="copies of the corpus for --jobs (default 8)")
     args = parser.parse_args(argv)
     corpus = args.corpus or default_corpus()
     documents = load(corpus)
@@ -92,7 +97,33 @@ def main(argv: list[str] | None = None) -> int:
     print(f"best pass:  {len(documents) / best:.0f} docs/s, {megabytes / best:.2f} MB/s")
     for name, spent in reference.items():
         print(f"{name + ':':27} {len(documents) / spent:.0f} docs/s (same text, same passes; docverify = {spent / median:.2f}x its speed)")
+    if args.jobs > 1:
+        time_processes(corpus, args.jobs, args.copies, args.repeats)
     return 0
+
+
+def time_processes(corpus: Path, jobs: int, copies: int, repeats: int) -> None:
+    import shutil
+    import tempfile
+
+    from docverify.spec.parser import parse_files
+
+    with tempfile.TemporaryDirectory() as scratch:
+        files: list[Path] = []
+        for copy in range(copies):
+            target = Path(scratch) / f"copy{copy}"
+            shutil.copytree(corpus, target, ignore=shutil.ignore_patterns(".git"))
+            files.extend(sorted(target.rglob("*.md")))
+        timings = {}
+        for workers in (1, jobs):
+            spent = []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                parse_files(files, jobs=workers)
+                spent.append(time.perf_counter() - start)
+            timings[workers] = statistics.median(spent)
+            print(f"parse_files, {len(files)} files, jobs={workers}: {len(files) / timings[workers]:.0f} docs/s (median)")
+        print(f"speed-up with {jobs} processes: {timings[1] / timings[jobs]:.2f}x")
 
 
 if __name__ == "__main__":
