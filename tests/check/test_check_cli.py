@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -184,16 +185,18 @@ def test_a_console_that_is_down_is_env_error_naming_it(docs, chromium):
     assert f"http://127.0.0.1:{port}" in result.output and "ENV_ERROR" in result.output
 
 
-def chromium_pids() -> set[int]:
-    """Chromium processes of this user (to prove none is left behind)."""
+def chromium_pids(marker: str) -> set[int]:
+    """Chromium processes started under a run whose environment holds ``marker``
+    (browsers of other tests running at the same time do not count)."""
     pids = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 cmd = (entry / "cmdline").read_bytes()
+                environ = (entry / "environ").read_bytes() if b"chrom" in cmd.split(b"\0")[0] else b""
             except OSError:
                 continue
-            if b"chrom" in cmd.split(b"\0")[0]:
+            if marker.encode() in environ.split(b"\0"):
                 pids.add(int(entry.name))
     return pids
 
@@ -205,8 +208,8 @@ def test_ctrl_c_saves_results_closes_the_browser_and_resumes(tmp_path, chromium)
     folder.mkdir()
     for index in range(4):
         write(folder, f"b{index}.md", PASSING.replace("bucket-ok", f"bucket-{index}"))
-    before = chromium_pids()
-    env = {**os.environ, "DOCVERIFY_JOBS": "1"}
+    marker = f"DOCVERIFY_TEST_RUN={uuid.uuid4().hex}"  # inherited by the browser the run starts
+    env = {**os.environ, "DOCVERIFY_JOBS": "1", marker.split("=")[0]: marker.split("=")[1]}
     process = subprocess.Popen([sys.executable, "-m", "docverify", "check", str(folder)], cwd=tmp_path, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     db = tmp_path / ".docverify" / "results.db"
@@ -225,7 +228,7 @@ def test_ctrl_c_saves_results_closes_the_browser_and_resumes(tmp_path, chromium)
     assert process.returncode == ExitCode.INTERRUPTED, output
     assert "--resume" in output
     time.sleep(0.5)
-    assert not (chromium_pids() - before), "a browser process was left behind"
+    assert not chromium_pids(marker), "a browser process was left behind"
     with sqlite3.connect(db) as connection:
         saved = connection.execute("select count(*) from results").fetchone()[0]
         interrupted = connection.execute("select interrupted from runs").fetchone()[0]
