@@ -46,8 +46,10 @@ def parse_iso(text: str, name: str) -> float:
 
 def build_event(*, product: dict[str, Any], catalog: "Catalog", action: str, rw: str, caller, params: dict[str, str],
                 response: dict[str, Any] | None, error, touched: list[dict[str, Any]], region: str,
-                request_id: str, when: float) -> dict[str, Any]:
-    """One ActionTrail event for an operation (success or failure)."""
+                request_id: str, when: float, subject: tuple[dict[str, Any], str] | None = None) -> dict[str, Any]:
+    """One ActionTrail event for an operation (success or failure). ``subject`` is the
+    operation's own resource type and the parameter that names it: what a call that
+    failed before touching anything is recorded against, when the call names one."""
     req = {k: ("******" if k in SECRET_PARAMS else v) for k, v in params.items()
            if k not in ("Signature", "SignatureNonce", "SignatureMethod", "SignatureVersion", "Timestamp",
                         "Format", "AccessKeyId", "Version", "Action")}
@@ -64,15 +66,15 @@ def build_event(*, product: dict[str, Any], catalog: "Catalog", action: str, rw:
         if rtype not in types:
             types.append(rtype)
     if not touched:
-        for pkey in (product["key"],):
-            for res in product.get("resources", {}).values():
-                ident = params.get(res["id_param"])
-                if ident and res["id_param"] not in ("Name",):
-                    referenced.setdefault(res["resource_type"], []).append(ident)
-                    names.append(ident)
-                    if res["resource_type"] not in types:
-                        types.append(res["resource_type"])
-                    break
+        candidates = [subject] if subject and subject[0].get("audit_as") != "parent" else []
+        candidates += [(res, res["id_param"]) for res in product.get("resources", {}).values()]
+        for res, id_param in candidates:
+            ident = params.get(id_param)
+            if ident and id_param not in ("Name",):
+                referenced.setdefault(res["resource_type"], []).append(ident)
+                names.append(ident)
+                types.append(res["resource_type"])
+                break
     identity = {k: v for k, v in caller.identity.items() if v is not None}
     if caller.channel == "console":
         identity.pop("accessKeyId", None)

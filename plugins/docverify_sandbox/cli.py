@@ -75,7 +75,7 @@ def serve(ctx: click.Context, port: int | None, release: str | None, data_dir: s
 @click.option("--release", default=None, help="Release date (default: newest).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def products(release: str | None, as_json: bool) -> None:
-    """List products, resource types and operations."""
+    """List products, resource types and operations (by their API Action names)."""
     from docverify_sandbox import catalog
 
     cat = catalog.load(release)
@@ -85,7 +85,8 @@ def products(release: str | None, as_json: bool) -> None:
             "product": key, "title": p["title"], "api_version": p["api_version"],
             "resource_types": [
                 {"type": rkey, "title": r["title"], "resource_type": r["resource_type"],
-                 "operations": sorted({**r.get("ops", {}), **r.get("extra_ops", {})})}
+                 "operations": sorted({spec.get("event", name) for name, spec in
+                                       {**r.get("ops", {}), **r.get("extra_ops", {})}.items()})}
                 for rkey, r in p.get("resources", {}).items()],
         })
     if as_json:

@@ -6,6 +6,24 @@ update, transition, delete). Console pages and signed API calls both end in
 :meth:`Engine.call`, which checks region and permissions, validates parameters
 against the catalog's field declarations, runs the operation under the store's
 writer lock and writes the ActionTrail event, success or failure.
+
+An operation may carry an ``event``: the API Action and ActionTrail eventName
+it really is, when that name is taken by another product's operation in the
+same API version (binding an EIP to a NAT gateway is ``AssociateEipAddress``
+with ``InstanceType=Nat``). Its catalog name stays unique and is what console
+actions name; its ``match`` says which calls of the public name it answers
+(``"*"``: any value, so ``PutBucketCors`` with a ``RuleId`` replaces that rule).
+
+What else the operation kinds read from the catalog, besides the basics:
+create ``derive`` (attributes taken from referenced resources, which must
+agree) and ``status_param`` (the caller picks the status); update ``link`` /
+``unlink`` (bind a referenced resource on its side too); delete
+``block_if_children`` (a list, or child type -> error code), ``referenced_by``
+(resources that name this one: an ``error`` blocks, a ``release`` lets them
+go, both: blocked unless the operation's ``force_param`` is set),
+``all_in_parent`` (no id: every one the parent holds). A resource with
+``audit_as: parent`` is recorded in ActionTrail as a change of its parent; a
+``checkboxes`` field takes an RPC list (``Name.1``, ``Name.2``, ...).
 """
 
 from __future__ import annotations
@@ -75,6 +93,17 @@ def truthy(value: Any) -> bool:
     return str(value).lower() in ("true", "1", "on", "yes")
 
 
+def listed(params: dict[str, str], name: str) -> str | None:
+    """A list parameter sent the RPC way (``Name.1``, ``Name.2``, ...; a checkbox group
+    submits the same), joined with commas in the order of N; None when there is none."""
+    items = []
+    for key, value in params.items():
+        head, _, n = key.rpartition(".")
+        if head == name and n.isdigit() and value != "":
+            items.append((int(n), value))
+    return ",".join(v for _, v in sorted(items)) if items else None
+
+
 SERVICE_POLICY = {"Ecs": "ECS", "Vpc": "VPC", "Oss": "OSS", "Ram": "RAM", "Slb": "SLB", "Rds": "RDS",
                   "Dds": "MongoDB", "Actiontrail": "ActionTrail"}
 
@@ -88,6 +117,11 @@ class Engine:
         self.special: dict[tuple[str, str], Callable[..., dict[str, Any]]] = {
             ("2020-07-06", "LookupEvents"): self._lookup_events,
         }
+        #: (Version, public Action) -> operations that answer it when their ``match`` holds
+        self.aliases: dict[tuple[str, str], list[tuple[str, str, dict[str, Any]]]] = {}
+        for (version, _name), (pkey, rtype, spec) in catalog.ops.items():
+            if spec.get("event") and spec.get("match"):
+                self.aliases.setdefault((version, spec["event"]), []).append((pkey, rtype, spec))
 
     # ------------------------------------------------------------- entry
     def call(self, caller: Caller, version: str, action: str, params: dict[str, str],
@@ -95,7 +129,9 @@ class Engine:
         """Run one operation and audit it. Raises :class:`ApiError`."""
         request_id = str(uuid.uuid4()).upper()
         started = time.time()
-        found = self.catalog.find_op(version, action)
+        found, params = self._resolve(caller, version, action, params)
+        if found and found[2].get("event"):
+            action = found[2]["event"]
         special = self.special.get((version, action))
         product_key = found[0] if found else ("actiontrail" if special else product_hint)
         response: dict[str, Any] | None = None
@@ -132,11 +168,42 @@ class Engine:
             if product_key:
                 product = self.catalog.product(product_key)
                 rw = "Read" if (special or (found and found[2]["kind"] in ("list", "get"))) else "Write"
+                subject = None
+                if found:
+                    res = self.catalog.resource(found[0], found[1])
+                    subject = (res, found[2].get("id_param", res["id_param"]))
                 event = audit.build_event(
                     product=product, catalog=self.catalog, action=action, rw=rw, caller=caller,
                     params=params, response=response, error=error, touched=touched, region=region,
-                    request_id=request_id, when=started)
+                    request_id=request_id, when=started, subject=subject)
                 self.store.add_event(caller.account_id, event, started)
+
+    def _resolve(self, caller: Caller, version: str, action: str, params: dict[str, str]):
+        """The operation a call runs, and its parameters as the API names them.
+
+        A public Action whose parameters match an aliased operation runs that one;
+        an aliased operation's own catalog name is no API Action (only console
+        actions use it), and its parameters are completed into the public call:
+        the ``match`` values, and the resource id under the operation's ``id_param``.
+        """
+        for pkey, rtype, spec in self.aliases.get((version, action), ()):
+            if all(params.get(k) if v == "*" else params.get(k) == str(v) for k, v in spec["match"].items()):
+                return (pkey, rtype, spec), params
+        found = self.catalog.find_op(version, action)
+        if not found or not found[2].get("event") or found[2]["event"] == action:
+            return found, params
+        if caller.channel != "console":
+            return None, params
+        spec = found[2]
+        public = dict(params)
+        for k, v in (spec.get("match") or {}).items():
+            if v != "*":
+                public.setdefault(k, str(v))
+        own_id = self.catalog.resource(found[0], found[1])["id_param"]
+        id_param = spec.get("id_param", own_id)
+        if id_param != own_id and own_id in public and id_param not in public:
+            public[id_param] = public.pop(own_id)
+        return found, public
 
     # ----------------------------------------------------------- checks
     def _region(self, product: dict[str, Any], params: dict[str, str], spec: dict[str, Any]) -> str:
@@ -197,6 +264,8 @@ class Engine:
             if cond and any(str(merged.get(k)) != str(v) for k, v in cond.items()):
                 continue
             raw = params.get(name)
+            if raw is None and kind == "checkboxes":
+                raw = listed(params, name)
             if raw is None or raw == "":
                 if (require and spec.get("required")) or name in required_extra:
                     errors[name] = missing(name)
@@ -242,6 +311,12 @@ class Engine:
             if raw not in {str(k) for k in spec.get("options", {})}:
                 raise invalid(name, code, "Valid values: " + ", ".join(str(k) for k in spec["options"]) + ".")
             return raw
+        if kind == "checkboxes":
+            chosen = list(dict.fromkeys(v.strip() for v in raw.split(",") if v.strip()))
+            allowed = [str(k) for k in spec.get("options", {})]
+            if not chosen or any(v not in allowed for v in chosen):
+                raise invalid(name, code, "Valid values: " + ", ".join(allowed) + ".")
+            return ",".join(chosen)
         if kind in ("checkbox", "switch"):
             if raw.lower() not in ("true", "false", "on", "1", "0"):
                 raise invalid(name, code, "Valid values: true, false.")
@@ -343,6 +418,7 @@ class Engine:
         values.update(spec.get("defaults", {}))
         for k, v in res.get("defaults", {}).items():
             values.setdefault(k, v)
+        self._derive(caller, product, specs, spec, values)
         if parent is not None and res.get("max_per_parent"):
             count = len(self.store.find(caller.account_id, product, rtype, parent_id=parent["id"]))
             if count >= res["max_per_parent"]:
@@ -353,6 +429,11 @@ class Engine:
         latency = self.store.latency
         initial = spec.get("initial")
         final = spec.get("final", initial)
+        if spec.get("status_param") and values.get(spec["status_param"]):
+            # the caller chooses the status (a lifecycle rule created Disabled)
+            initial = final = values.pop(spec["status_param"])
+            if initial not in res.get("statuses", {}):
+                raise invalid(spec["status_param"])
         ids = []
         records = []
         for _ in range(amount):
@@ -375,7 +456,8 @@ class Engine:
                                f"The {res['singular']} '{name}' already exists.", 409, field=res["name_param"])
             attrs = {k: v for k, v in values.items() if k not in (res["id_param"], res.get("name_param"))}
             for attr, gen in (res.get("generate") or {}).items():
-                attrs[attr] = self._generate(gen)
+                if not attrs.get(attr):  # generated unless the caller chose it
+                    attrs[attr] = self._generate(gen, self._cidr_of(caller, product, specs, gen, attrs))
             if parent is not None:
                 attrs[res.get("parent_param", self.catalog.resource(product, res["parent"])["id_param"])] = \
                     params.get(res.get("parent_param", self.catalog.resource(product, res["parent"])["id_param"]))
@@ -392,7 +474,7 @@ class Engine:
             ids.append(ident)
             rec["seq"] = None
             records.append(rec)
-            touched.append({"product": product, "rtype": rtype, "id": ident})
+            self._touch(touched, product, rtype, res, ident, rec["parent_id"])
         template = spec.get("response")
         rec = records[0]
         shown = dict(rec, status=rec["status"])
@@ -418,11 +500,54 @@ class Engine:
             return self.store.new_id(template[5:] + "-", "cn-hangzhou")
         return template
 
-    def _generate(self, gen: str) -> str:
+    def _derive(self, caller: Caller, product: str, specs: dict[str, dict[str, Any]], spec: dict[str, Any],
+                values: dict[str, Any]) -> None:
+        """Fill attributes a create operation takes from the resources it references
+        (``derive: {VpcId: [VSwitchId.VpcId, SecurityGroupId.VpcId]}``): every source,
+        and the value the caller gave, must agree."""
+        for attr, sources in (spec.get("derive") or {}).items():
+            seen: dict[str, Any] = {}
+            for source in sources:
+                fname, _, ref_attr = source.partition(".")
+                fspec = specs.get(fname) or {}
+                if not values.get(fname) or fspec.get("type") != "ref":
+                    continue
+                rows = self.store.find(caller.account_id, fspec.get("product", product), fspec["ref"],
+                                       id=values[fname])
+                if rows:
+                    seen[fname] = rows[0]["attrs"].get(ref_attr) or ""
+            if values.get(attr):
+                seen[attr] = values[attr]
+            if len(set(seen.values())) > 1:
+                label = (specs.get(attr) or {}).get("label", attr)
+                raise ApiError(spec.get("mismatch_error", "InvalidParameter.Mismatch"),
+                               f"The specified {' and '.join(seen)} are not in the same {label}.", 400,
+                               field=next(iter(seen)))
+            if seen:
+                values[attr] = next(iter(seen.values()))
+
+    def _cidr_of(self, caller: Caller, product: str, specs: dict[str, dict[str, Any]], gen: str,
+                 attrs: dict[str, Any]) -> str | None:
+        """The CIDR block an address is generated in (``private_ip:VSwitchId``), if any."""
+        _, _, fname = gen.partition(":")
+        fspec = specs.get(fname) or {}
+        if not fname or not attrs.get(fname) or fspec.get("type") != "ref":
+            return None
+        rows = self.store.find(caller.account_id, fspec.get("product", product), fspec["ref"], id=attrs[fname])
+        return rows[0]["attrs"].get("CidrBlock") if rows else None
+
+    def _generate(self, gen: str, cidr: str | None = None) -> str:
         tok = self.store.token(12)
         h = sum(map(ord, tok))
+        gen = gen.partition(":")[0]
+        if gen == "private_ip" and cidr:
+            net = ipaddress.ip_network(cidr, strict=False)
+            usable = max(net.num_addresses - 4, 1)  # Alibaba keeps the first three and the last address
+            return str(net.network_address + 3 + (h * 7919) % usable)
         if gen == "private_ip":
             return f"192.168.{h % 250}.{(h * 7) % 250 + 2}"
+        if gen == "mac":
+            return "00:16:3e:" + ":".join(f"{(h * k) % 256:02x}" for k in (31, 37, 41))
         if gen == "public_ip":
             return f"47.{96 + h % 20}.{h % 250}.{(h * 13) % 250 + 2}"
         if gen == "secret":
@@ -544,14 +669,75 @@ class Engine:
                                           id=values[pname])
                     if ref:
                         attrs[attr] = ref[0]["attrs"].get(ref_attr)
+        linked = self._link(db, caller, product, specs, rec, spec, values, action)
         for attr in spec.get("clear", []):
             attrs.pop(attr, None)
         if spec.get("to"):
             self._set_status(cols, spec)
         cols["attrs"] = attrs
         self.store.update(db, rec["seq"], **cols)
-        touched.append({"product": product, "rtype": rtype, "id": rec["id"]})
+        self._touch(touched, product, rtype, res, rec["id"], rec["parent_id"])
+        touched.extend(linked)
         return {}
+
+    def _link(self, db, caller: Caller, product: str, specs: dict[str, dict[str, Any]], rec: dict[str, Any],
+              spec: dict[str, Any], values: dict[str, Any], action: str) -> list[dict[str, Any]]:
+        """Bind or unbind the resources an update names, on their side too: ``link``
+        (``{AllocationId: {from: [Available], status: InUse, set: {InstanceId: $id}}}``)
+        checks and sets the referenced resource; ``unlink`` (``{AllocationId: {status:
+        Available, clear: [InstanceId]}}``) returns it. Answers what it changed."""
+        changed: list[dict[str, Any]] = []
+        for fname, how in (spec.get("link") or {}).items():
+            fspec = specs[fname]
+            ref_product, ref_type = fspec.get("product", product), fspec["ref"]
+            old, new = rec["attrs"].get(fname), values.get(fname)
+            if not new or new == old:
+                continue
+            target = self.store.find(caller.account_id, ref_product, ref_type, id=new)[0]
+            self._check_status(self.catalog.resource(ref_product, ref_type), target, how.get("from"), action)
+            if old:  # one slot: the resource bound before is let go
+                for prev in self.store.find(caller.account_id, ref_product, ref_type, id=old):
+                    self._release(db, prev, {"status": (how.get("from") or [None])[0], "clear": list(how["set"])})
+            attrs = dict(target["attrs"])
+            attrs.update({k: rec["id"] if v == "$id" else v for k, v in how.get("set", {}).items()})
+            self.store.update(db, target["seq"], attrs=attrs, status=how.get("status", target["status"]),
+                              target_status=None, ready_at=None)
+            changed.append({"product": ref_product, "rtype": ref_type, "id": new})
+        for fname, how in (spec.get("unlink") or {}).items():
+            fspec = specs[fname]
+            ref_product, ref_type = fspec.get("product", product), fspec["ref"]
+            ident = values.get(fname) or rec["attrs"].get(fname)
+            if not ident:
+                continue
+            ref_res = self.catalog.resource(ref_product, ref_type)
+            if rec["attrs"].get(fname) != ident:
+                raise ApiError(ref_res.get("status_error", "IncorrectStatus"),
+                               f"The {ref_res['singular']} '{ident}' is not associated with {rec['id']}.", 400,
+                               field=fname)
+            for target in self.store.find(caller.account_id, ref_product, ref_type, id=ident):
+                self._release(db, target, how)
+                changed.append({"product": ref_product, "rtype": ref_type, "id": ident})
+        return changed
+
+    def _release(self, db, row: dict[str, Any], how: dict[str, Any]) -> None:
+        """Let a resource go from what bound it: a new status, some attributes cleared."""
+        attrs = {k: v for k, v in row["attrs"].items() if k not in how.get("clear", [])}
+        cols: dict[str, Any] = {"attrs": attrs}
+        if how.get("status"):
+            cols.update(status=how["status"], target_status=None, ready_at=None)
+        self.store.update(db, row["seq"], **cols)
+
+    def _touch(self, touched: list[dict[str, Any]], product: str, rtype: str, res: dict[str, Any],
+               ident: str | None, parent_id: str | None) -> None:
+        """Note what an operation acted on, for its ActionTrail event. Configuration kept
+        as children of a resource (``audit_as: parent``, a bucket's CORS rules) is recorded
+        as a change of that resource, as the cloud records it."""
+        if res.get("audit_as") == "parent" and parent_id:
+            entry = {"product": product, "rtype": res["parent"], "id": parent_id}
+        else:
+            entry = {"product": product, "rtype": rtype, "id": ident}
+        if entry not in touched:
+            touched.append(entry)
 
     def _set_status(self, cols: dict[str, Any], spec: dict[str, Any]) -> None:
         latency = self.store.latency
@@ -566,7 +752,7 @@ class Engine:
         cols: dict[str, Any] = {}
         self._set_status(cols, spec)
         self.store.update(db, rec["seq"], **cols)
-        touched.append({"product": product, "rtype": rtype, "id": rec["id"]})
+        self._touch(touched, product, rtype, res, rec["id"], rec["parent_id"])
         return {}
 
     def _op_delete(self, db, caller, product, rtype, res, action, spec, params, region, touched):
@@ -576,32 +762,69 @@ class Engine:
             except ValueError:
                 raise invalid(spec["id_list_param"], None, "It must be a JSON array.") from None
             recs = [self.get_one(caller, product, rtype, i, region) for i in idents]
+        elif spec.get("all_in_parent") and not params.get(spec.get("id_param", res["id_param"])):
+            # without an id: every one the parent holds (DeleteBucketCors empties the bucket's CORS)
+            parent = self._parent(caller, product, res, params, region, required=True)
+            recs = self.store.find(caller.account_id, product, rtype, parent_id=parent["id"])
+            if not recs:
+                touched.append({"product": product, "rtype": res["parent"], "id": parent["id"]})
         else:
             recs = [self._target(caller, product, res, params, region, spec)]
+        force = truthy(params.get(spec.get("force_param", "Force"), "false"))
+        forced = force and bool(spec.get("force_param"))  # the operation's own Force: take dependents along
         for rec in recs:
-            force = truthy(params.get(spec.get("force_param", "Force"), "false"))
             if spec.get("protect") and truthy(rec["attrs"].get(spec["protect"], "false")):
                 raise ApiError("InvalidOperation.DeletionProtection",
                                "The operation is not permitted due to deletion protection.", 403)
             if not force:
                 self._check_status(res, rec, spec.get("from"), action)
-            for child in spec.get("block_if_children", []):
-                if self.store.find(caller.account_id, product, child, parent_id=rec["id"]):
-                    raise ApiError(spec.get("dependency_error", "DependencyViolation"),
-                                   f"The {res['singular']} still has dependent resources.", 400)
+            if not forced:
+                for child, code in blocking_children(spec).items():
+                    if self.store.find(caller.account_id, product, child, parent_id=rec["id"]):
+                        child_res = self.catalog.resource(product, child)
+                        raise ApiError(code, f"The {res['singular']} still has dependent resources "
+                                             f"({child_res['title']}).", 400)
             for other in spec.get("block_if_referenced", []):
                 if self.store.referencing(caller.account_id, product, other, res["id_param"], rec["id"]):
                     raise ApiError("DependencyViolation",
                                    f"The {res['singular']} is still used by other resources.", 403)
+            for ref in spec.get("referenced_by", []):
+                ref_product = ref.get("product", product)
+                rows = self.store.referrers(caller.account_id, ref_product, ref["rtype"],
+                                            ref.get("attr", res["id_param"]), rec["id"])
+                if rows and ref.get("error") and not (forced and ref.get("release")):
+                    other_res = self.catalog.resource(ref_product, ref["rtype"])
+                    raise ApiError(ref["error"], f"The {res['singular']} is still used by "
+                                                 f"{other_res['title']}: {', '.join(r['id'] for r in rows)}.", 400)
+                for row in rows if ref.get("release") else ():
+                    self._release(db, row, ref["release"])
             self.store.delete(db, rec["seq"])
-            db.execute("DELETE FROM resources WHERE account_id=? AND product=? AND parent_id=?",
-                       (caller.account_id, product, rec["id"]))
-            touched.append({"product": product, "rtype": rtype, "id": rec["id"]})
+            self._delete_children(db, caller.account_id, product, rtype, rec["id"])
+            self._touch(touched, product, rtype, res, rec["id"], rec["parent_id"])
         return {}
+
+    def _delete_children(self, db, account_id: str, product: str, rtype: str, ident: str) -> None:
+        """Delete what a deleted resource held (listeners of a load balancer, entries of
+        a NAT gateway), down every level the catalog declares."""
+        for child, cres in self.catalog.product(product)["resources"].items():
+            if cres.get("parent") != rtype:
+                continue
+            for row in self.store.find(account_id, product, child, parent_id=ident):
+                self._delete_children(db, account_id, product, child, row["id"])
+                self.store.delete(db, row["seq"])
 
     # ---------------------------------------------------------- specials
     def _lookup_events(self, caller: Caller, params: dict[str, str]) -> dict[str, Any]:
         return audit.lookup_events(self.store, caller.account_id, params)
+
+
+def blocking_children(spec: dict[str, Any]) -> dict[str, str]:
+    """A delete operation's ``block_if_children`` as child type -> error code (a list
+    uses the operation's ``dependency_error`` for every child type)."""
+    children = spec.get("block_if_children") or {}
+    if isinstance(children, dict):
+        return dict(children)
+    return {child: spec.get("dependency_error", "DependencyViolation") for child in children}
 
 
 def create_field_names(res: dict[str, Any]) -> list[str]:

@@ -232,6 +232,14 @@ class Store:
                 "SELECT COUNT(*) FROM resources WHERE account_id=? AND product=? AND rtype=?"
                 " AND json_extract(attrs, ?)=?", (account_id, product, rtype, f"$.{attr}", value)).fetchone()[0]
 
+    def referrers(self, account_id: str, product: str, rtype: str, attr: str, value: str) -> list[dict[str, Any]]:
+        """The resources of a type whose attribute ``attr`` names ``value`` (EIPs bound to a NAT gateway)."""
+        with self.lock:
+            rows = self.conn.execute(
+                "SELECT * FROM resources WHERE account_id=? AND product=? AND rtype=? AND json_extract(attrs, ?)=?"
+                " ORDER BY seq", (account_id, product, rtype, f"$.{attr}", value)).fetchall()
+        return [self._to_dict(r) for r in rows]
+
     # ----------------------------------------------------------------- events
     def add_event(self, account_id: str, event: dict[str, Any], t: float) -> None:
         ui = event.get("userIdentity", {})

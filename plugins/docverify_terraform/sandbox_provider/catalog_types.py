@@ -33,7 +33,7 @@ RESERVED = frozenset({"id", "status", "region_id", "count", "for_each", "provide
 _DISPLAY = ("display", "region_display")
 #: parameters the provider sets itself: one resource per Terraform block, the region from region_id
 _OWN = ("RegionId", "Amount")
-_PLAIN_UPDATE_KEYS = ("from", "to", "via", "status_param", "append", "remove", "set_from_ref", "clear",
+_PLAIN_UPDATE_KEYS = ("from", "to", "via", "append", "remove", "set_from_ref", "clear", "link", "unlink",
                       "ref_by_name", "id_param")
 
 
@@ -57,6 +57,18 @@ class UpdateOp:
 
     action: str
     params: dict[str, str]
+
+
+@dataclass(frozen=True)
+class DetachOp:
+    """An operation that brings a resource back to a status it can be deleted in
+    (an ENI bound to an instance is detached first), with the parameters it takes
+    from the resource as the API reports it."""
+
+    action: str
+    statuses: tuple[str, ...]  #: the statuses it starts from
+    to: str  #: the status it ends in
+    params: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -95,6 +107,9 @@ class ResourceType:
     #: what blocks deleting it, as (how, Terraform type): "child" (its parent is this one)
     #: or "user" (it names this one, e.g. an instance in a vSwitch)
     dependents: tuple[tuple[str, str], ...] = ()
+    #: the error code of an operation refused in the resource's current status
+    status_error: str = "IncorrectStatus"
+    detach: tuple[DetachOp, ...] = ()
 
     def attribute(self, name: str) -> Attribute:
         return next(a for a in self.attributes if a.name == name)
@@ -178,12 +193,14 @@ def describe(catalog, product: str, rtype: str) -> ResourceType:
             continue
         request_name = {fname: api for api, fname in (spec.get("rename") or {}).items()}
         params = {p: request_name.get(p, p) for p in spec["params"]}
-        updates.append(UpdateOp(action, params))
+        updates.append(UpdateOp(spec.get("event", action), params))  # called by its API Action name
         for p, api in params.items():
             updatable.setdefault(p, (action, api))
 
     attributes: list[Attribute] = []
     seen: set[str] = set()
+    # a create parameter that chooses the status (a lifecycle rule created Disabled): settled as soon as made
+    status_field = create.get("status_param")
     for api_name in create_field_names(res):
         spec = specs.get(api_name) or {"label": api_name, "type": "text"}
         if spec.get("type") in _DISPLAY or api_name in _OWN or api_name in seen:
@@ -191,8 +208,11 @@ def describe(catalog, product: str, rtype: str) -> ResourceType:
         seen.add(api_name)
         required = bool(spec.get("required")) and not spec.get("when")
         default = str(spec["default"]) if required and spec.get("default") is not None else None
+        name = attribute_name(api_name)
+        if name in RESERVED:  # a lifecycle rule's Status: `status` is the computed one, so lifecycle_rule_status
+            name = f"{rtype}_{name}"
         attributes.append(Attribute(
-            name=attribute_name(api_name), api_name=api_name, kind=_kind(spec), required=required and default is None,
+            name=name, api_name=api_name, kind=_kind(spec), required=required and default is None,
             sensitive=spec.get("type") == "password" or bool(spec.get("secret")),
             updatable=api_name in updatable, description=spec.get("label", ""), default=default))
 
@@ -217,20 +237,31 @@ def describe(catalog, product: str, rtype: str) -> ResourceType:
         not_found.add(catalog.resource(product, res["parent"]).get("not_found", "InvalidParameter"))
 
     list_spec = ops.get(list_action, {}) if list_action else {}
+    dependents = [("child", type_name(product, c)) for c in delete.get("block_if_children", [])]
+    dependents += [("user", type_name(product, u)) for u in delete.get("block_if_referenced", [])]
+    # a reference the forced delete lets go (an EIP bound to a NAT gateway) is no dependent to delete
+    dependents += [("user", type_name(r.get("product", product), r["rtype"])) for r in delete.get("referenced_by", [])
+                   if r.get("error") and not (r.get("release") and delete.get("force_param"))]
+    deletable = set(delete.get("from") or ())
+    detach = tuple(DetachOp(spec.get("event", name), tuple(spec["from"]), spec["to"], tuple(spec.get("params", ())))
+                   for name, spec in ops.items()
+                   if spec["kind"] in ("update", "transition") and spec.get("from") and spec.get("to") in deletable
+                   and not set(spec["from"]) & deletable)
     return ResourceType(
         name=type_name(product, rtype), product=product, rtype=rtype, title=res.get("singular", rtype),
         version=version, regional=prod.get("regional", True), id_param=res["id_param"],
         name_param=res.get("name_param"), id_is_name=bool(res.get("id_is_name")), parent_param=parent_param,
         create_action=create_action, create_response=create.get("response"),
-        initial_status=create.get("initial"), final_status=create.get("final", create.get("initial")),
+        initial_status=create.get("initial"),
+        final_status=None if status_field else create.get("final", create.get("initial")),
         status_param=res.get("status_param", "Status"), read_action=read_action, read_kind=read_kind,
         read_id_param=read_spec.get("id_param", res["id_param"]), read_wrap=read_spec.get("wrap"),
         list_key=tuple(list_spec.get("list_key") or res.get("list_key") or ()), list_action=list_action,
         delete_action=delete_action, delete_id_param=delete.get("id_param", res["id_param"]),
         delete_force_param=delete.get("force_param"), gone_status=gone_status,
         not_found=frozenset(not_found), attributes=tuple(attributes), computed=computed, updates=tuple(updates),
-        dependents=tuple([("child", type_name(product, c)) for c in delete.get("block_if_children", [])]
-                         + [("user", type_name(product, u)) for u in delete.get("block_if_referenced", [])]))
+        dependents=tuple(dependents),
+        status_error=res.get("status_error", "IncorrectStatus"), detach=detach)
 
 
 @functools.cache

@@ -199,10 +199,14 @@ class SandboxResources:
         try:
             self.client.call(rt.delete_action, rt.version, params)
         except SandboxApiError as exc:
+            code = str(exc.code or "")
             if self._is_gone(rt, exc):
                 pass
-            elif str(exc.code or "").startswith("DependencyViolation") and self.delete_dependents(rt, ident, region):
+            elif code.startswith("DependencyViolation") and self.delete_dependents(rt, ident, region):
                 self.delete(rt, ident, region, parent)  # what blocked it is gone: once more
+                return
+            elif code == rt.status_error and self.detach(rt, ident, region, parent):
+                self.delete(rt, ident, region, parent)  # now in a status it can be deleted in
                 return
             else:
                 raise ResourceFailure(f"{rt.name}: {rt.delete_action} {ident} failed: {exc.code}: "
@@ -214,6 +218,26 @@ class SandboxResources:
                                       f"{rt.delete_action}")
             self.sleep(self.poll)
 
+    def detach(self, rt: ResourceType, ident: str, region: str | None, parent: str | None) -> bool:
+        """Bring a resource a procedure bound to something (an ENI attached to an instance,
+        an EIP associated with a NAT gateway) back to a status it can be deleted in, with
+        the operation the catalog has for that. False when there is none for its status."""
+        item = self.read(rt, ident, region, parent)
+        status = None if item is None else item.get(rt.status_param)
+        op = next((d for d in rt.detach if status in d.statuses), None)
+        if op is None:
+            return False
+        params = self._scope(rt, region, parent)
+        params[rt.id_param] = ident
+        params.update({p: api_value(item[p]) for p in op.params if item.get(p) not in (None, "")})
+        self._call(rt, op.action, params)
+        deadline = time.monotonic() + self.settle_timeout
+        while (item := self.read(rt, ident, region, parent)) is not None and item.get(rt.status_param) != op.to:
+            if time.monotonic() > deadline:
+                raise ResourceFailure(f"{rt.name}: {ident} is still {item.get(rt.status_param)} "
+                                      f"{self.settle_timeout:.0f} s after {op.action} (waiting for {op.to})")
+            self.sleep(self.poll)
+        return True
 
     def delete_dependents(self, rt: ResourceType, ident: str, region: str | None) -> bool:
         """Delete what keeps ``ident`` from being deleted: its children, and the resources

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 #: words the Alibaba Cloud API spells with a one-letter prefix that Terraform writes as one word
-_ONE_WORD = {"VSwitch": "Vswitch", "VRouter": "Vrouter"}
+_ONE_WORD = {"VSwitch": "Vswitch", "VRouter": "Vrouter", "VServer": "Vserver"}
 
 
 def attribute_name(api_name: str) -> str:
