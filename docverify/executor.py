@@ -17,6 +17,16 @@ from docverify.console import ConsoleEndpoint, LoginForm
 from docverify.registry import Plugin
 
 
+#: The browser locale a procedure runs in, by the language its document is written in.
+LOCALES = {"en": "en-US", "zh": "zh-CN"}
+
+
+def browser_locale(language: str | None) -> str | None:
+    """The browser locale for a procedure written in ``language`` (``en``, ``zh``);
+    None for a language without one (the executor's default)."""
+    return LOCALES.get(language or "")
+
+
 def artifact_name(text: str) -> str:
     """A file-system-safe name for a procedure id (screenshots, traces)."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)[:120]
@@ -43,9 +53,13 @@ class Session(Protocol):
 class ExecutorRun(Protocol):
     """An open executor: one browser for the run."""
 
-    def session(self, name: str, login: LoginForm | None = None) -> AbstractAsyncContextManager[Session]:
+    def session(self, name: str, login: LoginForm | None = None, *,
+                locale: str | None = None) -> AbstractAsyncContextManager[Session]:
         """A fresh, logged-in session; leaving it closes the context. ``login``: sign
-        in as this account instead of the endpoint's (a task's leased account)."""
+        in as this account instead of the endpoint's (a task's leased account).
+        ``locale``: the browser's language for this session (a BCP 47 tag such as
+        ``zh-CN``: ``navigator.language`` and ``Accept-Language``), so a console that
+        speaks the procedure's language shows it; None keeps the executor's default."""
 
 
 class Executor(Plugin):

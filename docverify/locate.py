@@ -7,9 +7,12 @@ tier matched, because that is the difference between PASS and DRIFT:
 
 1. exact — the accessible name is the doc's label;
 2. normalized — equal after case, width, whitespace and punctuation are normalized
-   ("Network & Security" = "network and security");
+   ("Network & Security" = "network and security"); Chinese labels also ignore
+   spaces next to Chinese characters ("创建 Bucket" = "创建Bucket") and a trailing
+   API value in parentheses ("私有（private）" = "私有");
 3. close — similar enough to be the same control renamed ("Create Instance" ->
-   "Create ECS Instance"); the caller follows it and records a finding.
+   "Create ECS Instance", "创建实例" -> "创建ECS实例": in Chinese every character is a
+   word); the caller follows it and records a finding.
 
 No match returns the nearest names, for an "element not found" finding.
 """
@@ -82,6 +85,15 @@ _LINE = re.compile(
 )
 _ATTR = re.compile(r"\[([^\]]*)\]")
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+#: Chinese and Japanese characters (unified ideographs, extensions, compatibility forms, kana).
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK = re.compile(f"[{_CJK_CHARS}]")
+#: a space next to a Chinese character: Chinese text has none between words, and
+#: consoles and docs differ in the spaces they put around Latin words ("创建 Bucket").
+_CJK_SPACE = re.compile(f"(?<=[{_CJK_CHARS}]) | (?=[{_CJK_CHARS}])")
+#: a trailing API value in parentheses, as Chinese docs annotate an option
+#: ("私有（private）", "公共读（public-read）"): lower-case, as API values are.
+_API_VALUE_NOTE = re.compile(r"\s*\(\s*[a-z0-9][a-z0-9._/-]*\s*\)\s*$")
 
 
 def parse_snapshot(snapshot: str) -> list[Element]:
@@ -123,9 +135,23 @@ def _unquote_yaml(line: str) -> str:
 
 
 def normalize(label: str) -> str:
-    """Case-, width-, whitespace- and punctuation-insensitive form of a label."""
-    text = unicodedata.normalize("NFKC", label).casefold().replace("&", " and ")
-    return " ".join(_NON_WORD.sub(" ", text).split())
+    """Case-, width-, whitespace- and punctuation-insensitive form of a label. A
+    Chinese label also loses the spaces next to its Chinese characters and a trailing
+    API value in parentheses (labels without Chinese characters keep both)."""
+    text = unicodedata.normalize("NFKC", label)
+    chinese = _CJK.search(text) is not None
+    if chinese:
+        bare = _API_VALUE_NOTE.sub("", text)
+        if _CJK.search(bare):
+            text = bare
+    text = text.casefold().replace("&", " and ")
+    text = " ".join(_NON_WORD.sub(" ", text).split())
+    return _CJK_SPACE.sub("", text) if chinese else text
+
+
+def is_chinese(label: str) -> bool:
+    """Whether ``label`` has Chinese (or Japanese) characters."""
+    return _CJK.search(label) is not None
 
 
 def similarity(a: str, b: str) -> float:
@@ -161,7 +187,7 @@ def _similarity(left: str, right: str) -> float:
     if not left or not right:
         return 0.0
     ratio = difflib.SequenceMatcher(None, left, right, autojunk=False).ratio()
-    short, long = sorted((left.split(), right.split()), key=len)
+    short, long = sorted((_words(left), _words(right)), key=len)
     if len(short) >= 2 and len(long) - len(short) <= 2 and _in_order(short, long):
         ratio = max(ratio, CLOSE_THRESHOLD)
     return ratio
@@ -197,6 +223,16 @@ def locate(label: str, elements: Sequence[Element], roles: Collection[str] | Non
     if top:
         return Located(best(top), MatchKind.CLOSE, nearest)
     return Located(None, None, nearest)
+
+
+_CJK_WORDS = re.compile(f"[{_CJK_CHARS}]|[^\\s{_CJK_CHARS}]+")
+
+
+def _words(text: str) -> list[str]:
+    """The words of a normalized label: Chinese has no spaces, so each Chinese
+    character is a word, and so is each run of other letters ("创建ecs实例" ->
+    创, 建, ecs, 实, 例)."""
+    return _CJK_WORDS.findall(text) if _CJK.search(text) else text.split()
 
 
 def _in_order(needles: list[str], haystack: list[str]) -> bool:

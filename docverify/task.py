@@ -15,7 +15,8 @@ from typing import Any
 
 from docverify.spec.model import Procedure
 
-PLACEHOLDER = re.compile(r"<([A-Za-z][\w .-]{0,40})>")
+#: ``<name>``: a placeholder, named in English or in Chinese (``<登录名称>``)
+PLACEHOLDER = re.compile(r"<([A-Za-z\u4e00-\u9fff][\w .-]{0,40})>")
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,8 @@ class Task:
                 return self.context[key]
             if placeholder_key(key) in keys:  # <VPC ID>, <vpc_id> and <vpc-id> are one placeholder
                 return keys[placeholder_key(key)]
-            slug = re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")
-            return f"docverify-{slug}-{self.context.get('suffix', '')}".rstrip("-")
+            slug = re.sub(r"[^a-z0-9]+", "-", key.lower()).strip("-")  # nothing of a Chinese name
+            return "-".join(part for part in ("docverify", slug, self.context.get("suffix", "")) if part)
 
         return PLACEHOLDER.sub(value, text)
 

@@ -27,7 +27,7 @@ from docverify.checker import Checker, Evidence
 from docverify.console import ConsoleEndpoint
 from docverify.cost import Usage
 from docverify.errors import CredentialsRejected, EnvironmentProblem, Undecided
-from docverify.executor import Executor, ExecutorRun, Session, artifact_name
+from docverify.executor import Executor, ExecutorRun, Session, artifact_name, browser_locale
 from docverify.policy import Policy
 from docverify.provision import Provisioned, Provisioner
 from docverify.reporter import Reporter
@@ -162,7 +162,8 @@ class Runner:
                     in_thread(self.stages.provisioner.provision(task, endpoint)) as provisioned:
                 task.context.update({k: str(v) for k, v in provisioned.outputs.items()})
                 login = endpoint.login if endpoint is not self.endpoint else None
-                async with xrun.session(task.id, login) as session:
+                locale = browser_locale(task.procedure.language)  # the console speaks the doc's language
+                async with xrun.session(task.id, login, locale=locale) as session:
                     opened = time.perf_counter() - clock
                     outcome = await self.execute(session, task, provisioned, endpoint)
                     tick = time.perf_counter()

@@ -28,7 +28,7 @@ from pydantic import Field as Option
 from docverify.actions import Action, ActionKind, Observation
 from docverify.console import origin
 from docverify.locate import (
-    CLICKABLE, CLOSE_THRESHOLD, Element, Located, MatchKind, children, locate, normalize, similarity,
+    CLICKABLE, CLOSE_THRESHOLD, Element, Located, MatchKind, children, is_chinese, locate, normalize, similarity,
 )
 from docverify.policy import Episode, Policy
 from docverify.spec.model import Action as DocAction
@@ -44,13 +44,23 @@ REGION_NAMES = {
     "cn-zhangjiakou": "China (Zhangjiakou)", "cn-hongkong": "China (Hong Kong)", "ap-southeast-1": "Singapore",
     "us-west-1": "US (Silicon Valley)", "us-east-1": "US (Virginia)", "eu-central-1": "Germany (Frankfurt)",
 }
+#: The same, as the Chinese console's region selector shows them.
+REGION_NAMES_ZH = {
+    "cn-hangzhou": "华东1（杭州）", "cn-shanghai": "华东2（上海）", "cn-beijing": "华北2（北京）",
+    "cn-shenzhen": "华南1（深圳）", "cn-huhehaote": "华北5（呼和浩特）", "cn-qingdao": "华北1（青岛）",
+    "cn-zhangjiakou": "华北3（张家口）", "cn-hongkong": "中国（香港）", "ap-southeast-1": "新加坡",
+    "us-west-1": "美国（硅谷）", "us-east-1": "美国（弗吉尼亚）", "eu-central-1": "德国（法兰克福）",
+}
+#: The region selector's label, by the procedure's language (English last: a console
+#: that does not speak the doc's language).
+REGION_SELECTOR = {"zh": ("地域", "Region"), "en": ("Region",)}
 #: Roles a menu path's items can have.
 MENU_ROLES = ("link", "menuitem", "tab", "treeitem", "button")
 #: Controls a parameter table's field name can label.
 FIELD_ROLES = ("textbox", "searchbox", "spinbutton", "combobox", "listbox", "group", "radiogroup", "checkbox", "switch")
 #: Cell values that mean "turn it on" / "turn it off".
-ON_WORDS = {"yes", "on", "enable", "enabled", "selected", "select", "true", "checked", "开启", "是", "启用", "选中"}
-OFF_WORDS = {"no", "off", "disable", "disabled", "clear", "cleared", "false", "unchecked", "关闭", "否", "禁用"}
+ON_WORDS = {"yes", "on", "enable", "enabled", "selected", "select", "true", "checked", "开启", "是", "启用", "选中", "开通"}
+OFF_WORDS = {"no", "off", "disable", "disabled", "clear", "cleared", "false", "unchecked", "关闭", "否", "禁用", "不开通"}
 #: Alert texts that say a required value is missing rather than wrong.
 REQUIRED = re.compile(r"required|must be (?:specified|set|provided)|cannot be empty|is empty|不能为空|必填", re.I)
 #: Texts of an empty list.
@@ -66,6 +76,8 @@ FORM_BUTTON = re.compile(r"^\s*(?:next|previous|back|ok|confirm|submit|save|canc
 #: Step wording that points at one item of a list.
 ROW_CONTEXT = re.compile(r"\b(?:find|locate)\b|actions?\s+column|next\s+to|in\s+the\s+row|corresponding|"
                          r"操作列|找到|目标实例", re.I)
+#: A field description that tells the reader to choose ("Select a VPC."), naming no value.
+CHOOSE = re.compile(r"^\s*(?:select|choose|选择)", re.I)
 #: Field names that are names: a doc that gives no value still needs one typed.
 NAME_FIELD = re.compile(r"(?:\bname|名称)\s*$", re.I)
 #: Page-level words that are labels of the page itself, not of a control.
@@ -182,9 +194,13 @@ class LiteralEpisode(Episode):
                 yield action
             if self._blocked:
                 return
-        if step.alternatives:  # follow the first way; the others are not taken
-            first, *others = step.alternatives
-            for alternative_step in first.steps:
+        if step.alternatives:
+            # "Method 1 / Method 2" under a step: follow the first way, the others are not
+            # taken; a step that did its own actions went its way already, and "You can
+            # also click ..." after them is another way, not a further step
+            taken = [] if step.actions else step.alternatives[:1]
+            others = step.alternatives[len(taken):]
+            for alternative_step in [one for alternative in taken for one in alternative.steps]:
                 async for action in self.follow_step(alternative_step):
                     yield action
                 if self._blocked:
@@ -222,12 +238,17 @@ class LiteralEpisode(Episode):
         found = self.find(name, ("link",))
         if found.kind is not MatchKind.EXACT and found.kind is not MatchKind.NORMALIZED and name:
             bare = re.sub(r"\s*(?:(?:management\s+)?console|(?:管理)?控制台)\s*$", "", name, flags=re.I)
-            for candidate in dict.fromkeys((bare, f"{bare} console")):
+            chinese = is_chinese(name)
+            candidates = (bare, f"{bare} console") + ((f"{bare}控制台", f"{bare}管理控制台") if chinese else ())
+            for candidate in dict.fromkeys(candidates):
                 if candidate and candidate != name:
                     other = self.find(candidate, ("link",))
                     if other.kind in (MatchKind.EXACT, MatchKind.NORMALIZED):
                         found = other
                         break
+            else:
+                if chinese and bare:
+                    found = self.product_link(bare) or found
         if found.element is None:
             async for action in self.stuck(Stuck(step, act, self.finding(
                     step, act.line, FindingKind.ELEMENT_NOT_FOUND, name or "the console", "no link to it on the console home page",
@@ -236,6 +257,19 @@ class LiteralEpisode(Episode):
             return
         async for action in self.act_on(step, act, name, found, ActionKind.CLICK):
             yield action
+
+    def product_link(self, product: str) -> Located | None:
+        """The console link of ``product`` as a Chinese doc names it ("OSS管理控制台" ->
+        "OSS"): a link whose name starts or ends with it, as the console's product
+        names do ("对象存储OSS", "负载均衡SLB"); the shortest of several."""
+        key = normalize(product)
+        if len(key) < 2:
+            return None
+        links = [e for e in self.elements if e.ref and e.role == "link" and e.name
+                 and (normalize(e.name).startswith(key) or normalize(e.name).endswith(key))]
+        if not links:
+            return None
+        return Located(min(links, key=lambda e: len(normalize(e.name))), MatchKind.NORMALIZED)
 
     async def open_url(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
         obs = self.observation
@@ -246,8 +280,12 @@ class LiteralEpisode(Episode):
             yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, url, "a page outside the console under test")
 
     async def select_region(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
-        wanted = act.value or REGION_NAMES.get(self.task.region or "", None)
-        combo = self.find("Region", ("combobox", "button", "listbox"))
+        names = REGION_NAMES_ZH if self.procedure.language == "zh" else REGION_NAMES
+        wanted = act.value or names.get(self.task.region or "", None)
+        for label in REGION_SELECTOR.get(self.procedure.language, REGION_SELECTOR["en"]):
+            combo = self.find(label, ("combobox", "button", "listbox"))
+            if combo.kind in (MatchKind.EXACT, MatchKind.NORMALIZED):
+                break
         if combo.element is None:
             if act.value:  # the doc names a region but the page has no selector
                 yield self.flag(step, act.line, FindingKind.ELEMENT_NOT_FOUND, "the region selector", "no region selector on the page", combo.nearest)
@@ -405,6 +443,9 @@ class LiteralEpisode(Episode):
                 if NAME_FIELD.search(field.name):  # a name the doc leaves to the reader
                     async for action in self.fill_blank_name(step, field):
                         yield action
+                elif CHOOSE.match(field.description):  # "Select a VPC.": any real choice will do
+                    async for action in self.choose_blank(step, field):
+                        yield action
                 continue  # nothing to enter: the default stands
             async for action in self.fill_field(step, field):
                 yield action
@@ -417,8 +458,18 @@ class LiteralEpisode(Episode):
         self.typed.append(value)
         yield Action(ActionKind.FILL, ref=found.element.ref, value=value, target=field.name, step=step.number)
 
+    async def choose_blank(self, step: Step, field: Field) -> AsyncIterator[Action]:
+        """A list the doc tells to choose from without saying what: keep a real
+        selection, else take the first real option (a list the page does not have,
+        or shows only under another name, is left to the steps that follow)."""
+        found = self.find(field.name, ("combobox", "listbox", "group", "radiogroup"))
+        if found.element is None or found.kind is MatchKind.CLOSE:
+            return
+        act = DocAction(Intent.SELECT, field.line, target=field.name)
+        async for action in self.pick_any(step, act, found):
+            yield action
+
     async def fill_field(self, step: Step, field: Field) -> AsyncIterator[Action]:
-        value = self.task.resolve(field.value if field.value is not None else field.options[0])
         found = self.find(field.name, FIELD_ROLES)
         if found.element is None:
             shown = self.find(field.name, ("status", "cell", "generic", "text", "paragraph"))
@@ -432,6 +483,13 @@ class LiteralEpisode(Episode):
         element = found.element
         if found.kind is MatchKind.CLOSE:
             yield self.flag(step, field.line, FindingKind.LABEL_CHANGED, field.name, element.name)
+        if field.value is not None:
+            value = self.task.resolve(field.value)
+        else:
+            listed = self.listed_choice(element, field.options)
+            if listed is None:
+                return  # the doc lists the choices and the field has one of them
+            value = self.task.resolve(listed)
         if element.role in ("group", "radiogroup"):
             async for action in self.choose_in_group(step, field, element, value):
                 yield action
@@ -457,6 +515,25 @@ class LiteralEpisode(Episode):
             secret = bool(re.search(r"password|secret|密码", field.name, re.I))
             self.typed.append(value)
             yield Action(ActionKind.FILL, ref=element.ref, value=value, target=field.name, step=step.number, secret=secret)
+
+    def listed_choice(self, element: Element, options: Sequence[str]) -> str | None:
+        """The value to enter where the doc lists a field's choices but picks none: None
+        when the field's current choice is one of them (nothing to enter, as a field the
+        doc gives no value keeps its default), else the first listed that the page offers
+        (else the first listed, for the page to reject)."""
+        if element.role in ("checkbox", "switch"):
+            listed = {normalize(option) for option in options}
+            words = {normalize(word) for word in (ON_WORDS if element.checked else OFF_WORDS)}
+            return None if listed & words else options[0]
+        inner = [e for e in children(self.elements, element) if e.role in ("option", "radio") and e.name]
+        if not inner:
+            return options[0]
+        names = [e.name for e in inner]
+        current = next((e.name for e in inner if "selected" in e.attributes or e.checked), None)
+        threshold = self.options.close_threshold
+        if current is not None and any(_best(option, [current], threshold) for option in options):
+            return None
+        return next((option for option in options if _best(option, names, threshold) is not None), options[0])
 
     async def choose_in_group(self, step: Step, field: Field, group: Element, value: str) -> AsyncIterator[Action]:
         radios = [e for e in children(self.elements, group) if e.role in ("radio", "checkbox", "switch")]
@@ -550,7 +627,7 @@ class LiteralEpisode(Episode):
             return False
         intent = stuck.action.intent
         if intent is Intent.NAVIGATE:  # a row's menu ("find the instance, choose More > Stop")
-            return bool(ROW_CONTEXT.search(stuck.step.text)) or (stuck.action.path or [""])[0] == "More"
+            return bool(ROW_CONTEXT.search(stuck.step.text)) or (stuck.action.path or [""])[0] in ("More", "更多")
         if intent not in (Intent.CLICK, Intent.CONFIRM, Intent.SELECT, Intent.TOGGLE):
             return False
         return not CREATE_VERB.match(stuck.finding.expected) and not FORM_BUTTON.match(stuck.finding.expected)
@@ -595,7 +672,8 @@ def _best(wanted: str, names: Sequence[str], threshold: float) -> str | None:
 
 
 def _same_but_short_form(a: str, b: str) -> bool:
-    return ("(" in a or "(" in b) and difflib.SequenceMatcher(None, normalize(a), normalize(b)).ratio() < CLOSE_THRESHOLD
+    parenthesised = any(paren in label for paren in ("(", "（") for label in (a, b))
+    return parenthesised and difflib.SequenceMatcher(None, normalize(a), normalize(b)).ratio() < CLOSE_THRESHOLD
 
 
 def _is_placeholder(name: str) -> bool:

@@ -4,6 +4,11 @@
   ``DOCVERIFY_BROWSER``/``--browser-path``, or a system Chromium).
 - Signing in happens once per run; every context starts from that storage state,
   so a procedure's session is logged in without paying for the form again.
+- Each session's context has the locale of its procedure (``zh-CN`` for a Chinese
+  doc): its ``Accept-Language`` asks the console for that language. Signing in
+  happens in English (the login form's labels are); a console that keeps a chosen
+  language in a cookie (the sandbox's ``aliyun_lang``) sets none at sign-in, so the
+  shared cookies leave each session's locale in charge.
 - The browser reaches only the console's origins: any other request is aborted
   and named in the next observation's error.
 - Actions address elements by the snapshot's refs (``aria-ref=e12``). Every action
@@ -107,6 +112,8 @@ def _own_browser(playwright: Any) -> str | None:
 
 #: a context's storage state with no cookies: a session of nobody, for signing in
 SIGNED_OUT: dict[str, Any] = {"cookies": [], "origins": []}
+#: the locale of sign-in contexts: the login form's labels (LoginForm) are English
+SIGN_IN_LOCALE = "en-US"
 
 
 class PlaywrightRun:
@@ -128,12 +135,16 @@ class PlaywrightRun:
         self.signing_in = asyncio.Lock()
         self.contexts: set[Any] = set()
 
-    async def new_context(self, storage_state: dict[str, Any] | None = None) -> Any:
+    async def new_context(self, storage_state: dict[str, Any] | None = None, locale: str | None = None) -> Any:
+        """A browser context from ``storage_state`` (default: the endpoint's signed-in
+        one), in ``locale`` (``navigator.language`` and ``Accept-Language``; None: the
+        browser's own)."""
         if not self.browser.is_connected():
             await self.relaunch()
         context = await self.browser.new_context(
             storage_state=storage_state if storage_state is not None else self.storage_state,
             viewport={"width": self.options.viewport_width, "height": self.options.viewport_height},
+            locale=locale,
         )
         context.set_default_timeout(self.options.action_timeout_s * 1000)
         context.set_default_navigation_timeout(self.options.navigation_timeout_s * 1000)
@@ -166,7 +177,7 @@ class PlaywrightRun:
 
     async def signed_in(self, login: LoginForm) -> dict[str, Any]:
         """Sign in through the console's form as ``login``; the context's storage state."""
-        context = await self.new_context(SIGNED_OUT)
+        context = await self.new_context(SIGNED_OUT, SIGN_IN_LOCALE)
         try:
             page = await context.new_page()
             try:
@@ -193,8 +204,9 @@ class PlaywrightRun:
             await self._close_context(context)
 
     @asynccontextmanager
-    async def session(self, name: str, login: LoginForm | None = None) -> AsyncIterator["PlaywrightSession"]:
-        context = await self.new_context(await self.state_for(login) if login is not None else None)
+    async def session(self, name: str, login: LoginForm | None = None, *,
+                      locale: str | None = None) -> AsyncIterator["PlaywrightSession"]:
+        context = await self.new_context(await self.state_for(login) if login is not None else None, locale)
         session = PlaywrightSession(self, context, name)
         try:
             await session.begin()

@@ -3,7 +3,9 @@
 Both end in :class:`docverify_sandbox.operations.Engine`, so a console action
 and an API call share one implementation and one audit trail. Pages are
 rendered by shared Jinja2 templates from the catalog; nothing here knows a
-product by name.
+product by name. Pages speak the request's language (:mod:`docverify_sandbox.i18n`:
+the ``aliyun_lang`` cookie, else ``Accept-Language``); the API and the audit
+trail are language-neutral.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from starlette.staticfiles import StaticFiles
 
 from docverify_sandbox import audit, signature
 from docverify_sandbox.catalog import REGIONS, Catalog, next_label, zones
+from docverify_sandbox.i18n import LANG_COOKIE, LOCALES, Translator, choose_locale, gettext, translator
 from docverify_sandbox.operations import ApiError, Caller, Engine, ValidationErrors, create_field_names, truthy
 from docverify_sandbox.seed import seed_resources
 from docverify_sandbox.state import DEFAULT_ACCOUNTS, Store
@@ -40,23 +43,36 @@ REGION_COOKIE = "dv_region"
 
 @dataclass
 class Sandbox:
-    """Everything one server holds: catalog, store, engine, templates."""
+    """Everything one server holds: catalog, store, engine, templates, and the
+    translators of the catalog (one per locale, prepared once)."""
 
     catalog: Catalog
     store: Store
     engine: Engine
     env: Environment
+    translators: dict[str, Translator]
 
     def reset(self, account_id: str) -> None:
         self.store.reset(account_id, seed_resources)
 
+    def translator(self, request: Request) -> Translator:
+        """The translator of the request's language."""
+        locale = choose_locale(request.cookies.get(LANG_COOKIE), request.headers.get("accept-language"))
+        return self.translators[locale]
+
+
+def templates() -> Environment:
+    """The pages' Jinja2 templates, with the globals they use (``_`` translates)."""
+    env = Environment(loader=FileSystemLoader(str(HERE / "templates")),
+                      autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
+    env.globals.update(REGIONS=REGIONS, LOCALES=LOCALES, next_label=next_label, json=json, _=gettext)
+    return env
+
 
 def create_app(catalog: Catalog, store: Store) -> Starlette:
     store.seed_accounts(seed_resources)
-    env = Environment(loader=FileSystemLoader(str(HERE / "templates")),
-                      autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(REGIONS=REGIONS, next_label=next_label, json=json)
-    sandbox = Sandbox(catalog, store, Engine(catalog, store), env)
+    translators = {locale: translator(catalog, locale) for locale in LOCALES}
+    sandbox = Sandbox(catalog, store, Engine(catalog, store), templates(), translators)
     pages = Pages(sandbox)
     routes = [
         Route("/", functools.partial(root, sandbox), methods=["GET", "POST"]),
@@ -64,6 +80,7 @@ def create_app(catalog: Catalog, store: Store) -> Starlette:
         Route("/signout", pages.signout, methods=["GET", "POST"]),
         Route("/console", pages.home),
         Route("/console/region", pages.set_region, methods=["GET", "POST"]),
+        Route("/console/lang", pages.set_language, methods=["GET", "POST"]),
         Route("/console/actiontrail/events", pages.events),
         Route("/console/{product}", pages.product_home),
         Route("/console/{product}/{rtype}", pages.list_page, methods=["GET"]),
@@ -92,17 +109,24 @@ async def internal_error(request: Request, exc: Exception) -> Response:
     if request.url.path == "/" or "x-acs-action" in request.headers:
         return error_response(ApiError("InternalError", "The request processing has failed due to some unknown "
                                        "error, exception or failure.", 500))
-    return HTMLResponse(f"<h1>Internal error</h1><p role='alert'>{detail[:200]}</p>", status_code=500)
+    return error_page(request, 500, detail[:200])
 
 
 async def not_found(request: Request, exc: Exception) -> Response:
     if request.url.path == "/":
         return error_response(ApiError("InvalidAction.NotFound", "Specified api is not found.", 404))
-    return page_not_found()
+    return page_not_found(request)
 
 
-def page_not_found() -> Response:
-    return HTMLResponse("<h1>Page not found</h1><p role='alert'>The page does not exist.</p>", status_code=404)
+def page_not_found(request: Request) -> Response:
+    return error_page(request, 404)
+
+
+def error_page(request: Request, status: int, detail: str = "") -> HTMLResponse:
+    sandbox: Sandbox = request.app.state.sandbox
+    page = sandbox.env.get_template("error.html.j2").render(status=status, detail=detail,
+                                                             i18n=sandbox.translator(request))
+    return HTMLResponse(page, status_code=status)
 
 
 def _is_api(request: Request) -> bool:
@@ -206,10 +230,10 @@ class Pages:
         session = ctx.pop("session", None) or self.session(request)
         ctx.setdefault("product", None)
         ctx.setdefault("toast", request.query_params.get("toast"))
-        html = self.sb.env.get_template(template).render(
+        page = self.sb.env.get_template(template).render(
             request=request, catalog=self.cat, session=session, region=self.region(request),
-            release=self.cat.release, path=request.url.path, **ctx)
-        resp = HTMLResponse(html, status_code=status)
+            release=self.cat.release, path=request.url.path, i18n=self.sb.translator(request), **ctx)
+        resp = HTMLResponse(page, status_code=status)
         if request.query_params.get("region") in REGIONS:
             resp.set_cookie(REGION_COOKIE, request.query_params["region"], httponly=True, samesite="lax")
         return resp
@@ -226,7 +250,7 @@ class Pages:
             return self.login_redirect(request)
         product, res = self.lookup(request.path_params["product"], request.path_params["rtype"])
         if product is None:
-            return page_not_found()
+            return page_not_found(request)
         return session, product, res
 
     def lookup(self, product_key: str, rtype: str | None = None):
@@ -279,7 +303,7 @@ class Pages:
             store.add_event(account["account_id"], event, __import__("time").time())
         if not ok:
             return self.render(request, "signin.html.j2", status=401, next=nxt, user_name=user_name,
-                               error="The user name or password is incorrect.")
+                               error=True)
         token = store.new_session(account["account_id"], principal)
         resp = RedirectResponse(nxt, status_code=303)
         resp.set_cookie(SESSION_COOKIE, token, httponly=True, samesite="lax")
@@ -299,6 +323,17 @@ class Pages:
         resp = RedirectResponse(back if back.startswith("/") else "/console", status_code=303)
         if region in REGIONS:
             resp.set_cookie(REGION_COOKIE, region, httponly=True, samesite="lax")
+        return resp
+
+    async def set_language(self, request: Request) -> Response:
+        """The top bar's language switch: keeps the choice in the ``aliyun_lang`` cookie
+        (as the real console does) and goes back to the page."""
+        locale = request.query_params.get("lang", "")
+        back = request.query_params.get("back") or "/console"
+        resp = RedirectResponse(back if back.startswith("/") and not back.startswith("//") else "/console",
+                                status_code=303)
+        if locale in LOCALES:
+            resp.set_cookie(LANG_COOKIE, locale, max_age=365 * 24 * 3600, samesite="lax")
         return resp
 
     # -------------------------------------------------------------- home

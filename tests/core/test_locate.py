@@ -83,3 +83,55 @@ def test_normalize_and_similarity():
     assert similarity("Create Instance", "Create ECS Instance") >= 0.8
     assert similarity("Create Instance", "Delete Snapshot") < 0.8
     assert similarity("创建实例", "创建 ECS 实例") >= 0.6
+
+
+# -- Chinese labels: no spaces between words, full-width punctuation, API values in parentheses
+
+ZH_SNAPSHOT = '''\
+- main [ref=e1]:
+  - button "创建 Bucket" [ref=e2]
+  - group "读写权限" [ref=e3]:
+    - radio "私有" [checked] [ref=e4]
+    - radio "公共读" [ref=e5]
+    - radio "公共读写" [ref=e6]
+  - combobox "协议类型" [ref=e7]:
+    - option "全部ICMP（IPv4）" [selected]
+    - option "全部ICMP（IPv6）"
+  - button "下一步：网络和安全组设置" [ref=e8]
+  - button "创建实例" [ref=e9]
+'''
+
+
+def test_chinese_labels_ignore_spaces_next_to_chinese_characters():
+    assert normalize("创建 Bucket") == normalize("创建Bucket") == "创建bucket"
+    assert normalize("应用型负载均衡 ALB") == normalize("应用型负载均衡ALB")
+    located = locate("创建Bucket", parse_snapshot(ZH_SNAPSHOT), CLICKABLE)
+    assert located.kind is MatchKind.NORMALIZED and located.element.ref == "e2"
+
+
+def test_chinese_labels_ignore_full_width_punctuation():
+    located = locate("下一步:网络和安全组设置", parse_snapshot(ZH_SNAPSHOT), CLICKABLE)
+    assert located.kind is MatchKind.NORMALIZED and located.element.ref == "e8"
+
+
+def test_an_api_value_in_parentheses_is_an_annotation_of_a_chinese_option():
+    elements = parse_snapshot(ZH_SNAPSHOT)
+    assert normalize("私有（private）") == normalize("私有")
+    assert normalize("公共读写（public-read-write）") == normalize("公共读写") != normalize("公共读")
+    located = locate("公共读（public-read）", elements, ("radio",))
+    assert located.kind is MatchKind.NORMALIZED and located.element.ref == "e5"
+    # a parenthesised part that is no API value stays part of the label
+    assert normalize("全部ICMP（IPv4）") != normalize("全部ICMP（IPv6）")
+    assert locate("全部ICMP", elements, ("option",)).kind is MatchKind.CLOSE  # not the same label
+
+
+def test_english_labels_keep_their_spaces_and_parentheses():
+    assert normalize("Access Control List (ACL)") == "access control list acl"
+    assert normalize("Public Read (public-read)") == "public read public read"
+    assert normalize("Create  Bucket") == "create bucket" != normalize("CreateBucket")
+
+
+def test_a_renamed_chinese_button_is_a_close_match():
+    located = locate("创建ECS实例", parse_snapshot(ZH_SNAPSHOT), CLICKABLE)
+    assert located.kind is MatchKind.CLOSE and located.element.ref == "e9"
+    assert similarity("创建实例", "创建ECS实例") >= 0.8

@@ -46,9 +46,13 @@ def trail_client(sandbox, account):
     return Client(sdk_config(sandbox, account.admin_access_key_id, account.admin_access_key_secret))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium):
-    """One Chromium (found as docverify finds it; see tests/conftest.py) for the session."""
+    """One Chromium (found as docverify finds it; see tests/conftest.py) per test module.
+
+    Closed after the module: sync Playwright keeps an event loop running on this thread
+    while it is open, and later tests that run ``docverify check`` start their own
+    (``asyncio.run`` refuses to run inside a running loop)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
