@@ -53,8 +53,11 @@ class Element:
         return "checked" in self.attributes or "checked=true" in self.attributes
 
     def inside(self, role: str, name: str | None = None) -> bool:
-        """Whether an enclosing element has ``role`` (and ``name``, when given)."""
-        return any(r == role and (name is None or n == name) for r, n in self.containers)
+        """Whether an enclosing element has ``role`` (and ``name``, when given; an
+        unnamed ``main`` or ``form`` encloses all the same)."""
+        if name is None:
+            return role in self.ancestors
+        return (role, name) in self.containers
 
 
 def children(elements: Sequence[Element], parent: Element) -> list[Element]:
@@ -111,8 +114,12 @@ def parse_snapshot(snapshot: str) -> list[Element]:
         attributes = tuple(_ATTR.findall(match["attrs"] or ""))
         ref = next((a[4:] for a in attributes if a.startswith("ref=")), None)
         name = _unescape(match["name"]) if match["name"] is not None else ""
-        if role != "text" and not name and match["text"] and not match["text"].startswith(("- ", '"')):
-            name = match["text"].strip()
+        if role != "text" and not name and match["text"]:
+            text = match["text"].strip()
+            if len(text) >= 2 and text[0] == text[-1] == '"':  # YAML quotes a text with ": " in it
+                name = _unescape(text[1:-1])
+            elif not text.startswith(("- ", '"')):
+                name = text
         elements.append(
             Element(role, name, ref, tuple(r for _, r, _ in stack),
                     tuple(a for a in attributes if not a.startswith("ref=")),

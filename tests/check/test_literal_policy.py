@@ -190,6 +190,28 @@ def test_an_error_shown_after_submit_is_a_missing_step_or_rejected_value():
     assert flag.finding.observed == "KMS Instance ID is required."
 
 
+def test_an_error_in_a_full_page_form_after_submit_is_found_too():
+    """A create page (no dialog): the error sits in an unnamed main and form."""
+    ep = episode("""
+        # Create a VPC
+
+        1. Click **OK**.
+    """)
+    assert act(ep, page('''
+        - main [ref=e1]:
+          - form [ref=e2]:
+            - button "OK" [ref=e3]
+    ''')).ref == "e3"
+    flag = act(ep, page('''
+        - main [ref=e1]:
+          - form [ref=e2]:
+            - alert [ref=e4]: "InvalidCidrBlock.Malformed: The CIDR block is invalid."
+            - button "OK" [ref=e3]
+    '''))
+    assert flag.finding.kind is FindingKind.VALUE_REJECTED
+    assert flag.finding.observed == "InvalidCidrBlock.Malformed: The CIDR block is invalid."
+
+
 def test_a_value_not_among_the_options_is_rejected():
     ep = episode("""
         # ACL

@@ -1,5 +1,7 @@
 """Label lookup in accessibility snapshots, on a snapshot taken from the sandbox console."""
 
+import textwrap
+
 from docverify.locate import CLICKABLE, FILLABLE, MatchKind, locate, normalize, parse_snapshot, similarity
 
 SNAPSHOT = '''\
@@ -135,3 +137,23 @@ def test_a_renamed_chinese_button_is_a_close_match():
     located = locate("创建ECS实例", parse_snapshot(ZH_SNAPSHOT), CLICKABLE)
     assert located.kind is MatchKind.CLOSE and located.element.ref == "e9"
     assert similarity("创建实例", "创建ECS实例") >= 0.8
+
+
+def test_inside_counts_unnamed_ancestors_and_names_when_asked():
+    elements = parse_snapshot(textwrap.dedent('''
+        - main [ref=e1]:
+          - form [ref=e2]:
+            - alert [ref=e3]: Name is required.
+          - dialog "Delete" [ref=e4]:
+            - button "OK" [ref=e5]
+    ''').strip("\n"))
+    alert = next(e for e in elements if e.role == "alert")
+    ok = next(e for e in elements if e.name == "OK")
+    assert alert.inside("main") and alert.inside("form") and not alert.inside("dialog")
+    assert ok.inside("dialog", "Delete") and not ok.inside("dialog", "Release") and not ok.inside("form")
+
+
+def test_a_text_that_yaml_quotes_is_still_the_elements_name():
+    elements = parse_snapshot('- main [ref=e1]:\n  - alert [ref=e2]: "InvalidCidrBlock.Malformed: The \\"CIDR\\" block is invalid."\n'
+                              '  - cell [ref=e3]: "Status: Running"')
+    assert [e.name for e in elements[1:]] == ['InvalidCidrBlock.Malformed: The "CIDR" block is invalid.', "Status: Running"]
