@@ -190,6 +190,8 @@ class Store:
             "rtype": row["rtype"], "region": row["region"], "name": row["name"],
             "parent_id": row["parent_id"], "status": self._status(row),
             "attrs": json.loads(row["attrs"]), "created": row["created"], "seq": row["seq"],
+            #: on its way to another status (Pending -> Running): pages poll until it is there
+            "settling": bool(row["target_status"]) and (row["ready_at"] is None or row["ready_at"] > time.time()),
         }
 
     def insert(self, db: sqlite3.Connection, rec: dict[str, Any]) -> None:

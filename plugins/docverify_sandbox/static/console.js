@@ -40,9 +40,42 @@ function updateWhen() {
     el.hidden = !ok;
   });
 }
+// Rows on their way to another status (data-transient) are refreshed in place, as the
+// real console re-renders them: the page is fetched again and only those rows are
+// swapped, so a click elsewhere on the page is never lost to a reload. A row with an
+// open menu or the focus waits for the next round; when rows appeared or went away,
+// the whole page reloads, but never under an open dialog, menu or a field being typed in.
+var POLL_MS = 1000;
+function busy(scope) {
+  return scope.querySelector('[aria-expanded="true"]') !== null ||
+    (document.activeElement && document.activeElement !== document.body && scope.contains(document.activeElement));
+}
+function pollTransient() {
+  if (!document.querySelector('tr[data-transient]')) return;
+  setTimeout(function () {
+    fetch(location.href, { credentials: 'same-origin', cache: 'no-store' })
+      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (html) {
+        if (html === null) { pollTransient(); return; }
+        var fresh = new DOMParser().parseFromString(html, 'text/html');
+        var ids = function (root) {
+          return Array.prototype.map.call(root.querySelectorAll('tr[data-id]'), function (r) { return r.dataset.id; }).join('\n');
+        };
+        if (ids(fresh) !== ids(document)) {
+          if (!document.querySelector('[role=dialog]') && !busy(document)) { location.reload(); return; }
+          pollTransient();
+          return;
+        }
+        document.querySelectorAll('tr[data-transient]').forEach(function (row) {
+          var next = fresh.querySelector('tr[data-id="' + CSS.escape(row.dataset.id) + '"]');
+          if (next && next.outerHTML !== row.outerHTML && !busy(row)) { row.replaceWith(document.importNode(next, true)); }
+        });
+        pollTransient();
+      })
+      .catch(function () { pollTransient(); });
+  }, POLL_MS);
+}
 document.addEventListener('DOMContentLoaded', function () {
   updateWhen();
-  if (document.querySelector('[data-transient]') && !document.querySelector('[role=dialog]')) {
-    setTimeout(function () { location.reload(); }, 1000);
-  }
+  pollTransient();
 });
