@@ -35,6 +35,7 @@ from docverify.spec.inline import (
     LINK_CLOSE,
     LINK_OPEN,
     LINK_URL,
+    bold_spans,
     line_of,
     plain,
 )
@@ -46,6 +47,7 @@ _LN = f"{_B}[^{_B}{_BC}]+{_BC}"
 _ARROW = r"\s*(?:>|→|»|›|＞)\s*"
 _PATH = f"{_LN}(?:{_ARROW}{_LN})+"
 _COMMA_PATH = rf"{_LN}(?:\s*,\s*{_LN})+(?!\s*,?\s*(?:and|or)\b)"
+_QLN = f"[“「『]?{_LN}[”」』]?"  #: a label, perhaps in Chinese quotes
 _PLAIN_PATH = r"[A-Za-z][\w&()'\- ]{0,40}?(?:\s+>\s+[A-Za-z][\w&()'\- ]{0,40}?)+(?=[.,;]|\s+(?:in|on|from|to)\s|$)"
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
@@ -111,6 +113,11 @@ ENGLISH = _rules(
     (Intent.CONFIRM, ("clicking", "choosing", "selecting"), r"\b(?:dialog(?:\s+box)?|message|note|prompt)\b[^.;\n]{0,80}?\bby\s+(?:clicking|choosing|selecting)\s+" + _label("target")),
     (Intent.CONFIGURE, ("information", "settings", "values"), r"\b(?:enter|select|configure|provide|specify|fill\s+in)\b(?:,?\s+(?:or|and)\s+(?:enter|select|choose))?"
      r"\s+(?:this|these|the\s+following)\s+(?:information|settings|values)\b"),
+    # "specify **Logon Name** and **Display Name**", "configure the **A**, **B**, and **C** parameters":
+    # fields named, values left to the reader (one FILL per label)
+    (Intent.FILL, ("and", "parameter", "field"), r"\b(?:specify|enter|configure|set|fill\s+in|provide|type|input)\s+(?:the\s+)?(?P<fieldlist>"
+     + _LN + r"(?:\s*,\s*" + _LN + r")*,?\s+and\s+" + _LN + r"(?:\s+(?:parameters|fields|boxes))?"
+     + r"|" + _LN + r"\s+(?:parameter|field|box)\b)(?!\s+(?:to|as)\b)"),
     (Intent.FILL, ("for",), r"\bfor\s+(?:the\s+)?" + _label("target") + r",\s*(?:enter|type|specify|input|paste|provide)\s+" + _value("value")),
     (Intent.SELECT, ("for",), r"\bfor\s+(?:the\s+)?" + _label("target") + r",\s*(?:choose|select|pick)\s+" + _value("value")),
     (Intent.FILL, ("enter", "type", "specify", "input"), r"\b(?:in|under)\s+(?:the\s+)?" + _label("target") + r"(?:\s+(?:field|box|text\s+box))?,\s*(?:enter|type|specify|input)\s+" + _value("value")),
@@ -170,6 +177,9 @@ CHINESE = _rules(
     (Intent.TOGGLE, ("选中", "勾选"), r"(?P<state>选中|勾选|取消勾选|取消选中)\s*" + _label("target")),
     (Intent.CONFIGURE, ("如下", "以下", "下表", "下列", "参数"), r"(?:按|根据|参考)(?:如下|以下|下表)(?:说明|信息|参数)?(?:配置|设置|完成|填写)|(?:完成|配置|设置|填写)(?:以下|如下|下列)(?:配置|参数|信息)"
      r"|(?:配置|设置)(?:各项|相关)?参数"),
+    # "输入**登录名称**和**显示名称**", "填写“A”、“B”和“C”": fields named, values left to the reader
+    (Intent.FILL, ("和", "及", "与", "、"), r"(?:输入|填写|设置|配置|指定)\s*(?P<fieldlist>" + _QLN + r"(?:\s*[、，,]\s*" + _QLN
+     + r")*\s*(?:和|及|以及|与)\s*" + _QLN + ")"),
     (Intent.FILL, ("输入", "填写"), r"在" + _label("target") + r"(?:中|框中|文本框中|输入框中)?[，,]?\s*(?:输入|填写)\s*" + _emph("value")),
     (Intent.NAVIGATE, (">", "→", "»", "›", "＞"), r"(?:选择|单击|点击|进入)?\s*(?P<path>" + _PATH + ")"),
     (Intent.FILL, ("输入", "填写", "填入"), r"(?:输入|填写|填入)\s*" + _label("target")),
@@ -229,8 +239,22 @@ def extract_actions(marked: str, first_line: int) -> list[Action]:
                 continue
             accepted.append((start, end, rule, match))
     accepted.sort(key=lambda item: item[0])
-    actions = [_action(rule.intent, match, text, first_line) for _, _, rule, match in accepted]
+    actions: list[Action] = []
+    for _, _, rule, match in accepted:
+        if match.groupdict().get("fieldlist"):
+            actions.extend(_field_list(rule.intent, match, text, first_line))
+        else:
+            actions.append(_action(rule.intent, match, text, first_line))
     return _fix_up(actions)
+
+
+def _field_list(intent: Intent, match: re.Match, text: str, first_line: int) -> list[Action]:
+    """One action per label of a list of named fields ("**A**, **B**, and **C**"), no value."""
+    start = match.start("fieldlist")
+    return [
+        Action(intent=intent, line=line_of(text, start + offset, first_line), target=label)
+        for offset, label in bold_spans(match["fieldlist"])
+    ]
 
 
 def _group(groups: dict[str, str | None], *names: str) -> str | None:

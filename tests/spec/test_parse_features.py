@@ -633,3 +633,26 @@ def test_second_clauses_of_two_field_sentences_are_kept():
         (Intent.SELECT, "VPC ID", None), (Intent.SELECT, "VSwitch ID", None)]
     assert [(a.intent, a.target, a.value) for a in third.actions] == [(Intent.FILL, "Description", "new desc")]
     assert [(a.intent, a.target) for a in fourth.actions] == [(Intent.CLICK, "default-sg")]
+
+
+def test_fields_named_in_a_list_are_one_fill_each_with_no_value() -> None:
+    procedure = parse_text(textwrap.dedent("""\
+        # Users
+
+        1. On the Create User page, specify **Logon Name** and **Display Name** in the **User Account Information** section.
+        2. In the Create Group panel, configure the **Group Name**, **Display Name**, and **Note** parameters.
+        3. Configure the **Description** parameter.
+        4. 在创建用户页面，输入**登录名称**和“显示名称”。
+        5. 填写**名称**、**描述**及**标签**。
+        6. Set **Action** to **Allow** and click **OK**.
+        7. Enter **admin** in the **User** field.
+    """), "users.md").procedures[0]
+    fills = [[(a.intent, a.target, a.value) for a in step.actions] for step in procedure.steps]
+    assert fills[0] == [(Intent.FILL, "Logon Name", None), (Intent.FILL, "Display Name", None)]
+    assert fills[1] == [(Intent.FILL, name, None) for name in ("Group Name", "Display Name", "Note")]
+    assert fills[2] == [(Intent.FILL, "Description", None)]
+    assert fills[3] == [(Intent.FILL, "登录名称", None), (Intent.FILL, "显示名称", None)]
+    assert fills[4] == [(Intent.FILL, name, None) for name in ("名称", "描述", "标签")]
+    assert fills[5][0] == (Intent.SELECT, "Action", "Allow")  # a value given: not a list of fields
+    assert fills[6] == [(Intent.FILL, "User", "admin")]
+    assert [field.name for field in procedure.steps[0].fields] == ["Logon Name", "Display Name"]
