@@ -43,6 +43,7 @@ class Element:
     ancestors: tuple[str, ...] = ()  #: enclosing roles, outermost first
     attributes: tuple[str, ...] = ()  #: "checked", "selected", "disabled", "level=1"...
     containers: tuple[tuple[str, str], ...] = ()  #: named ancestors as (role, name), outermost first
+    text: str = ""  #: the text after the name: a field's current value ("textbox "CIDR": 10.0.0.0/8")
 
     @property
     def in_dialog(self) -> bool:
@@ -114,16 +115,17 @@ def parse_snapshot(snapshot: str) -> list[Element]:
         attributes = tuple(_ATTR.findall(match["attrs"] or ""))
         ref = next((a[4:] for a in attributes if a.startswith("ref=")), None)
         name = _unescape(match["name"]) if match["name"] is not None else ""
-        if role != "text" and not name and match["text"]:
-            text = match["text"].strip()
-            if len(text) >= 2 and text[0] == text[-1] == '"':  # YAML quotes a text with ": " in it
-                name = _unescape(text[1:-1])
-            elif not text.startswith(("- ", '"')):
-                name = text
+        text = (match["text"] or "").strip()
+        if len(text) >= 2 and text[0] == text[-1] == '"':  # YAML quotes a text with ": " in it
+            text = _unescape(text[1:-1])
+        elif text.startswith(("- ", '"')):
+            text = ""
+        if role != "text" and not name and text:
+            name = text
         elements.append(
             Element(role, name, ref, tuple(r for _, r, _ in stack),
                     tuple(a for a in attributes if not a.startswith("ref=")),
-                    tuple((r, n) for _, r, n in stack if n))
+                    tuple((r, n) for _, r, n in stack if n), text)
         )
         stack.append((indent, role, name))
     return elements

@@ -525,6 +525,8 @@ class LiteralEpisode(Episode):
             listed = {normalize(option) for option in options}
             words = {normalize(word) for word in (ON_WORDS if element.checked else OFF_WORDS)}
             return None if listed & words else options[0]
+        if element.role in ("textbox", "searchbox", "spinbutton") and element.text:
+            return None  # a field that holds a value: the listed words name ways to fill it, not values
         inner = [e for e in children(self.elements, element) if e.role in ("option", "radio") and e.name]
         if not inner:
             return options[0]

@@ -340,3 +340,22 @@ def test_a_missing_page_level_control_beside_an_empty_list_is_drift(step, contro
     flag = act(ep, empty)
     assert flag.kind is ActionKind.FLAG_STEP and flag.finding.kind is FindingKind.ELEMENT_NOT_FOUND, control
     assert act(ep, empty).environment is False
+
+
+def test_a_field_that_holds_a_value_keeps_it_when_the_doc_only_lists_ways_to_fill_it():
+    ep = episode("""
+        # Create a VPC
+
+        1. Specify the following information.
+
+            |Parameter|Description|
+            |---|---|
+            |**IPv4 CIDR Block**|Use one of these methods: **Recommended CIDR Block** or **Custom CIDR Block**.|
+            |**Name**|A name for the VPC.|
+    """)
+    name = act(ep, page('''
+        - main [ref=e1]:
+          - textbox "IPv4 CIDR Block" [ref=e2]: 192.168.0.0/16
+          - textbox "Name" [ref=e3]
+    '''))
+    assert name.kind is ActionKind.FILL and name.ref == "e3"  # the CIDR block is left as it is

@@ -157,3 +157,8 @@ def test_a_text_that_yaml_quotes_is_still_the_elements_name():
     elements = parse_snapshot('- main [ref=e1]:\n  - alert [ref=e2]: "InvalidCidrBlock.Malformed: The \\"CIDR\\" block is invalid."\n'
                               '  - cell [ref=e3]: "Status: Running"')
     assert [e.name for e in elements[1:]] == ['InvalidCidrBlock.Malformed: The "CIDR" block is invalid.', "Status: Running"]
+
+
+def test_the_text_after_a_fields_name_is_its_value():
+    field, plain = parse_snapshot('- textbox "IPv4 CIDR Block" [ref=e2]: 192.168.0.0/16\n- button "OK" [ref=e3]')
+    assert (field.name, field.text) == ("IPv4 CIDR Block", "192.168.0.0/16") and plain.text == ""
