@@ -44,6 +44,7 @@ class Element:
     attributes: tuple[str, ...] = ()  #: "checked", "selected", "disabled", "level=1"...
     containers: tuple[tuple[str, str], ...] = ()  #: named ancestors as (role, name), outermost first
     text: str = ""  #: the text after the name: a field's current value ("textbox "CIDR": 10.0.0.0/8")
+    parents: tuple[str, ...] = ()  #: refs of the enclosing elements that have one, outermost first
 
     @property
     def in_dialog(self) -> bool:
@@ -59,6 +60,11 @@ class Element:
         if name is None:
             return role in self.ancestors
         return (role, name) in self.containers
+
+
+def within(element: Element, container: Element) -> bool:
+    """Whether ``element`` sits inside ``container`` (by ref: unnamed groups count too)."""
+    return container.ref is not None and container.ref in element.parents
 
 
 def children(elements: Sequence[Element], parent: Element) -> list[Element]:
@@ -103,7 +109,7 @@ _API_VALUE_NOTE = re.compile(r"\s*\(\s*[a-z0-9][a-z0-9._/-]*\s*\)\s*$")
 def parse_snapshot(snapshot: str) -> list[Element]:
     """Elements of an ``aria_snapshot(mode="ai")`` text, in document order."""
     elements: list[Element] = []
-    stack: list[tuple[int, str, str]] = []  # (indent, role, name) of open ancestors
+    stack: list[tuple[int, str, str, str | None]] = []  # (indent, role, name, ref) of open ancestors
     for line in snapshot.splitlines():
         match = _LINE.match(_unquote_yaml(line))
         if match is None:
@@ -123,11 +129,12 @@ def parse_snapshot(snapshot: str) -> list[Element]:
         if role != "text" and not name and text:
             name = text
         elements.append(
-            Element(role, name, ref, tuple(r for _, r, _ in stack),
+            Element(role, name, ref, tuple(r for _, r, _, _ in stack),
                     tuple(a for a in attributes if not a.startswith("ref=")),
-                    tuple((r, n) for _, r, n in stack if n), text)
+                    tuple((r, n) for _, r, n, _ in stack if n), text,
+                    tuple(f for _, _, _, f in stack if f))
         )
-        stack.append((indent, role, name))
+        stack.append((indent, role, name, ref))
     return elements
 
 

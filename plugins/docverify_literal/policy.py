@@ -56,6 +56,8 @@ REGION_NAMES_ZH = {
 REGION_SELECTOR = {"zh": ("地域", "Region"), "en": ("Region",)}
 #: Roles a menu path's items can have.
 MENU_ROLES = ("link", "menuitem", "tab", "treeitem", "button")
+#: Roles of a navigation group's title ("Network & Security" above its links).
+GROUP_TITLE_ROLES = ("generic", "heading", "text", "button", "paragraph", "strong")
 #: Controls a parameter table's field name can label.
 FIELD_ROLES = ("textbox", "searchbox", "spinbutton", "combobox", "listbox", "group", "radiogroup", "checkbox", "switch")
 #: Cell values that mean "turn it on" / "turn it off".
@@ -82,6 +84,9 @@ CHOOSE = re.compile(r"^\s*(?:select|choose|选择)", re.I)
 NAME_FIELD = re.compile(r"(?:\bname|名称)\s*$", re.I)
 #: Page-level words that are labels of the page itself, not of a control.
 CONFIRM_DEFAULTS = ("OK", "Confirm", "确定")
+#: Buttons that confirm a dialog, best first; and those that dismiss one.
+CONFIRM_WORDS = ("OK", "Confirm", "Continue", "Yes", "确定", "确认", "继续")
+CANCEL = re.compile(r"^\s*(?:cancel|close|no|back|取消|关闭|否|返回)\s*$", re.I)
 
 
 @dataclass
@@ -158,19 +163,38 @@ class LiteralEpisode(Episode):
         """A dialog still open after the doc's last step asks for a step the doc does
         not have (a confirmation the console added): flag it, then confirm it, so the
         check can still tell whether the goal is reached that way."""
+        async for action in self.confirm_unasked(last, last.end_line, "(no step)", needs_confirm=False):
+            yield action
+
+    def open_dialog(self) -> tuple[Element, list[Element], Element | None] | None:
+        """The topmost open dialog, its buttons and the one that confirms it (a known
+        confirmation word, else the first that does not cancel), or None."""
         dialogs = [e for e in self.elements if e.role in ("dialog", "alertdialog") and e.ref]
         if not dialogs:
-            return
+            return None
         dialog = dialogs[-1]
-        inside = [e for e in children(self.elements, dialog) if e.role == "button" and e.ref]
-        confirm = next((e for name in ("OK", "Confirm", "Continue", "Yes", "确定", "确认")
-                        for e in inside if normalize(e.name) == normalize(name)), None)
-        yield self.flag(last, last.end_line, FindingKind.MISSING_STEP, "(no step)",
-                        f"the console asks to confirm '{dialog.name or 'a dialog'}'",
-                        [e.name for e in inside][:3])
+        buttons = [e for e in children(self.elements, dialog) if e.role == "button" and e.ref]
+        confirm = next((e for name in CONFIRM_WORDS for e in buttons if normalize(e.name) == normalize(name)), None)
+        confirm = confirm or next((e for e in buttons if e.name and not CANCEL.match(e.name)), None)
+        return dialog, buttons, confirm
+
+    async def confirm_unasked(self, step: Step, line: int, expected: str, *,
+                              needs_confirm: bool = True) -> AsyncIterator[Action]:
+        """A dialog the doc does not mention: flag the step the doc lacks, and confirm
+        it so the procedure can go on. ``needs_confirm`` (mid-procedure, where the doc's
+        own label is looked up next): only a bare confirmation that can be confirmed,
+        never a form."""
+        opened = self.open_dialog()
+        if opened is None:
+            return
+        dialog, buttons, confirm = opened
+        if needs_confirm and (confirm is None or any(e.role in FIELD_ROLES for e in children(self.elements, dialog))):
+            return  # not a bare confirmation: a form the doc's steps fill in, or nothing to confirm with
+        yield self.flag(step, line, FindingKind.MISSING_STEP, expected,
+                        f"the console asks to confirm '{dialog.name or 'a dialog'}'", [e.name for e in buttons][:3])
         if confirm is not None:
             yield Action(ActionKind.CLICK, ref=confirm.ref, target=f"button '{confirm.name}' in '{dialog.name}'",
-                         step=last.number)
+                         step=step.number)
 
     async def follow_step(self, step: Step) -> AsyncIterator[Action]:
         if step.optional and self.options.skip_optional:
@@ -311,11 +335,14 @@ class LiteralEpisode(Episode):
             if not last and found.kind is MatchKind.CLOSE and self.group_title(item, path[index + 1]):
                 continue  # "Permissions" is a title above "Grants", not the "Add Permissions" button
             if found.element is None:
-                if not last and self.find(path[index + 1], MENU_ROLES).element is not None:
+                following = self.find(path[index + 1], MENU_ROLES) if not last else None
+                if following is not None and following.element is not None:
                     shown = self.find(item, None)
                     if shown.element is None or shown.kind is MatchKind.CLOSE:  # the menu moved
                         yield self.flag(step, act.line, FindingKind.MENU_MOVED, expected,
                                         f"no menu '{item}'; '{path[index + 1]}' is elsewhere", found.nearest)
+                    elif moved := self.moved_from(shown.element, following.element):
+                        yield self.flag_moved(step, act, expected, item, path[index + 1], moved)
                     continue  # a group title that is not clickable
                 async for action in self.stuck(Stuck(step, act, self.finding(
                         step, act.line, FindingKind.ELEMENT_NOT_FOUND, expected, f"no menu item '{item}'",
@@ -323,9 +350,31 @@ class LiteralEpisode(Episode):
                     yield action
                 return
             if not last and "expanded" in found.element.attributes:
+                following = self.find(path[index + 1], MENU_ROLES)
+                if following.element is not None and (moved := self.moved_from(found.element, following.element)):
+                    yield self.flag_moved(step, act, expected, item, path[index + 1], moved)
                 continue  # an expanded group: nothing to click
             async for action in self.act_on(step, act, item, found, ActionKind.CLICK, expected=expected):
                 yield action
+
+    def moved_from(self, title: Element, item: Element) -> list[str] | None:
+        """Where a menu item shown apart from the group the doc puts it in now is:
+        None when ``item`` sits in the container that holds ``title`` (or that cannot
+        be told), else the titles of the group it is in now (perhaps none)."""
+        if not title.parents or title.parents[-1] in item.parents:
+            return None
+        order = {id(e): i for i, e in enumerate(self.elements)}
+        titles = [e for e in self.elements
+                  if e.name and e is not item and e.role in GROUP_TITLE_ROLES and e.parents
+                  and e.parents[-1] in item.parents and order[id(e)] < order[id(item)]]
+        return [titles[-1].name] if titles else []
+
+    def flag_moved(self, step: Step, act: DocAction, expected: str, group: str, item: str,
+                   now_under: list[str]) -> Action:
+        """A menu item found, but outside the group the doc names (the group is still there)."""
+        where = f"; it is under '{now_under[0]}' now" if now_under else ""
+        return self.flag(step, act.line, FindingKind.MENU_MOVED, expected,
+                         f"'{item}' is no longer under '{group}'{where}", now_under)
 
     def group_title(self, item: str, following: str) -> bool:
         """Whether ``item`` is shown as plain text (a menu group's title) and the next
@@ -342,6 +391,11 @@ class LiteralEpisode(Episode):
             yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, step.text, "no label to click")
             return
         found = self.find(label, CLICKABLE)
+        if found.element is None and act.intent is not Intent.CONFIRM and not FORM_BUTTON.match(label):
+            # a confirmation the console added in front of the doc's next control
+            async for action in self.confirm_unasked(step, act.line, f"(a step before '{label}')"):
+                yield action
+            found = self.find(label, CLICKABLE)
         if found.element is None:
             async for action in self.stuck(Stuck(step, act, self.finding(
                     step, act.line, FindingKind.ELEMENT_NOT_FOUND, label, "no such control on the page", found.nearest),

@@ -359,3 +359,76 @@ def test_a_field_that_holds_a_value_keeps_it_when_the_doc_only_lists_ways_to_fil
           - textbox "Name" [ref=e3]
     '''))
     assert name.kind is ActionKind.FILL and name.ref == "e3"  # the CIDR block is left as it is
+
+
+ECS_NAV_2026 = '''
+    - navigation "Elastic Compute Service navigation" [ref=e1]:
+      - group [ref=e2]:
+        - generic "Network & Security" [ref=e3]
+        - list [ref=e4]:
+          - listitem [ref=e5]:
+            - link "Key Pairs" [ref=e6]
+      - group [ref=e7]:
+        - generic "Network" [ref=e8]
+        - list [ref=e9]:
+          - listitem [ref=e10]:
+            - link "Security Groups" [ref=e11]
+'''
+
+
+def test_a_menu_item_moved_out_of_a_group_that_still_exists_is_menu_moved_and_followed():
+    ep = episode("""
+        # Security groups
+
+        1. In the left-side navigation pane, choose **Network & Security** \\> **Security Groups**.
+    """)
+    flag = act(ep, page(ECS_NAV_2026))
+    assert flag.finding.kind is FindingKind.MENU_MOVED
+    assert flag.finding.observed == "'Security Groups' is no longer under 'Network & Security'; it is under 'Network' now"
+    assert flag.finding.candidates == ["Network"]
+    assert act(ep, page(ECS_NAV_2026)).ref == "e11"  # and the procedure goes on
+
+
+def test_a_menu_item_still_in_its_group_is_no_finding():
+    ep = episode("""
+        # Key pairs
+
+        1. In the left-side navigation pane, choose **Network & Security** \\> **Key Pairs**.
+    """)
+    assert act(ep, page(ECS_NAV_2026)).ref == "e6"
+
+
+def test_a_confirmation_added_mid_procedure_is_a_missing_step_confirmed_and_followed():
+    ep = episode("""
+        # Create an AccessKey
+
+        1. Click **Create AccessKey**.
+        2. Click **Download CSV File**.
+    """)
+    assert act(ep, page('- button "Create AccessKey" [ref=e1]')).ref == "e1"
+    warning = page('''
+        - main [ref=e2]:
+          - dialog "Security Warning" [ref=e3]:
+            - paragraph [ref=e4]: Use AccessKeys only where STS is not possible.
+            - button "Cancel" [ref=e5]
+            - button "Continue to use AccessKey" [ref=e6]
+    ''')
+    flag = act(ep, warning)
+    assert flag.finding.kind is FindingKind.MISSING_STEP and flag.finding.line == 5  # step 2 lacks its step before
+    assert flag.finding.observed == "the console asks to confirm 'Security Warning'"
+    assert act(ep, warning).ref == "e6"  # the button that does not cancel
+    assert act(ep, page('- button "Download CSV File" [ref=e7]')).ref == "e7"
+
+
+def test_a_form_dialog_is_never_submitted_for_a_label_the_doc_names():
+    ep = episode("""
+        # Create a bucket
+
+        1. Click **Advanced Settings**.
+    """)
+    flag = act(ep, page('''
+        - dialog "Create Bucket" [ref=e1]:
+          - textbox "Bucket Name" [ref=e2]
+          - button "OK" [ref=e3]
+    '''))
+    assert flag.finding.kind is FindingKind.ELEMENT_NOT_FOUND and flag.finding.expected == "Advanced Settings"
