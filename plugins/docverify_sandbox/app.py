@@ -205,6 +205,20 @@ def api_caller(sandbox: Sandbox, owner: dict[str, Any], ak: str, request: Reques
 # ---------------------------------------------------------------- pages
 
 
+def variant_calls(variant: dict[str, Any], values: dict[str, str], checked: dict[str, Any]) -> list[dict[str, str]]:
+    """The parameters of each operation call a create variant's panel makes: the panel's
+    values; with ``each: {field, params}``, one call per value checked in that field, its
+    ``:``-separated parts as the named parameters (``tcp:22/22`` -> ``IpProtocol=tcp``,
+    ``PortRange=22/22``), in the order the field lists them."""
+    each = variant.get("each")
+    if not each:
+        return [dict(values)]
+    name, params = each["field"], each["params"]
+    common = {k: v for k, v in values.items() if k != name and k.rpartition(".")[0] != name}
+    return [{**common, **dict(zip(params, value.split(":", len(params) - 1), strict=True))}
+            for value in checked[name].split(",")]
+
+
 class Pages:
     """The console pages, generic over the catalog."""
 
@@ -412,9 +426,10 @@ class Pages:
     def _dialog_from_query(self, request, caller, product, rtype, region, rec=None):
         qp = request.query_params
         if qp.get("dialog") == "create":
-            return self._create_dialog(product, rtype, qp.get("parent"))
-        if qp.get("dialog") == "create_child" and qp.get("child"):
-            return self._create_dialog(product, qp["child"], rec["id"] if rec else qp.get("parent"))
+            return self._create_dialog(product, rtype, qp.get("parent"), variant=qp.get("variant"))
+        if qp.get("dialog") == "create_child" and qp.get("child") in product["resources"]:
+            return self._create_dialog(product, qp["child"], rec["id"] if rec else qp.get("parent"),
+                                       variant=qp.get("variant"))
         do = qp.get("do")
         if do:
             target_rtype = qp.get("rtype", rtype)
@@ -433,12 +448,16 @@ class Pages:
             return self._action_dialog(product, target_rtype, ident, do, action, values=values)
         return None
 
-    def _create_dialog(self, product, rtype, parent_id, values=None, errors=None, error=None):
+    def _create_dialog(self, product, rtype, parent_id, values=None, errors=None, error=None, variant=None):
+        """The create panel, or the panel of one of its ``variants`` (None: no such variant)."""
         res = product["resources"][rtype]
-        create = res["create"]
-        return {"kind": "create", "title": create["title"], "rtype": rtype, "res": res,
-                "fields": self._fields(product, rtype, create.get("fields", list(res.get("fields", {})))),
-                "ok": create.get("submit", "OK"), "values": values or {}, "errors": errors or {},
+        create = res.get("create")
+        flow = create if variant is None else ((create or {}).get("variants") or {}).get(variant)
+        if flow is None:
+            return None
+        return {"kind": "create", "title": flow["title"], "rtype": rtype, "res": res, "variant": variant,
+                "fields": self._fields(product, rtype, flow.get("fields", list(res.get("fields", {})))),
+                "ok": flow.get("submit", "OK"), "values": values or {}, "errors": errors or {},
                 "error": error, "parent": parent_id,
                 "url": f"/console/{product['key']}/{rtype}/create"}
 
@@ -496,6 +515,9 @@ class Pages:
         caller = self.caller(request, session, product)
         style = create.get("style", "panel")
         values = self._values_from_form(form)
+        if request.method == "POST" and form.get("_variant"):
+            return self._create_variant(request, session, product, res, rtype, str(form["_variant"]), values,
+                                        caller, region)
         if style == "wizard":
             return self._wizard(request, session, product, res, rtype, values, form, caller, region)
         if request.method == "GET":
@@ -530,6 +552,34 @@ class Pages:
             return self._back_to_parent(request, session, product, res, values, toast=done)
         return RedirectResponse(f"/console/{product['key']}/{rtype}?" + urlencode({"toast": done}), status_code=303)
 
+    def _create_variant(self, request, session, product, res, rtype, key, values, caller, region) -> Response:
+        """A create variant's panel submitted: its fields are checked together, then its
+        operation runs once for each set of parameters :func:`variant_calls` gives, through
+        the engine like any create, so each call is validated and audited on its own. A call
+        that fails stops the rest and is shown in the panel; the calls before it stay done."""
+        create = res["create"]
+        variant = (create.get("variants") or {}).get(key)
+        if variant is None:
+            return page_not_found(request)
+        shown = list(variant.get("fields", []))
+        each = (variant.get("each") or {}).get("field")
+        specs = self.sb.engine.fields_of(product["key"], rtype)
+        try:
+            checked = self.sb.engine.validate(caller, product["key"], rtype, specs, values, region, require=True,
+                                              only=shown, required_extra=(each,) if each else ())
+            for params in variant_calls(variant, values, checked):
+                self.sb.engine.call(caller, product["api_version"], variant.get("op", create["op"]),
+                                    {**params, "RegionId": region})
+        except ApiError as exc:
+            if isinstance(exc, ValidationErrors) and not set(exc.errors) & set(shown):
+                exc = ApiError(exc.code, exc.message, exc.status, field=exc.field)  # no field of the panel: on top
+            return self._create_failed(request, session, product, res, rtype, values, exc, caller, region,
+                                       variant=key)
+        done = f"{res['singular']} created successfully."
+        if res.get("parent"):
+            return self._back_to_parent(request, session, product, res, values, toast=done)
+        return RedirectResponse(f"/console/{product['key']}/{rtype}?" + urlencode({"toast": done}), status_code=303)
+
     @staticmethod
     def _dig(obj: Any, key: str) -> Any:
         if isinstance(obj, dict):
@@ -556,14 +606,14 @@ class Pages:
             return RedirectResponse(url + "?" + urlencode({"toast": toast or "Done"}), status_code=303)
         return self._detail(request, session, product, res["parent"], pid, dialog=dialog)
 
-    def _create_failed(self, request, session, product, res, rtype, values, exc, caller, region):
+    def _create_failed(self, request, session, product, res, rtype, values, exc, caller, region, variant=None):
         errors = exc.errors if isinstance(exc, ValidationErrors) else {}
         error = None if errors else exc
         create = res["create"]
-        if create.get("style") == "page":
+        if create.get("style") == "page" and variant is None:
             return self._render_create_page(request, session, product, res, rtype, values, errors, error, caller,
                                             region, status=exc.status)
-        dialog = self._create_dialog(product, rtype, values.get("_parent"), values, errors, error)
+        dialog = self._create_dialog(product, rtype, values.get("_parent"), values, errors, error, variant=variant)
         if res.get("parent"):
             parent_res = product["resources"][res["parent"]]
             pparam = res.get("parent_param", parent_res["id_param"])

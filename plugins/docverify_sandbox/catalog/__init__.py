@@ -14,6 +14,15 @@ Each product is one YAML file under ``catalog/products/``. Its keys:
   ``wizard`` with ``steps``), the action dialogs and the API validation all use
   them. ``ops`` map RPC action names to generic operation kinds (create, list,
   get, update, transition, delete) implemented once in ``operations.py``.
+  ``extra_fields`` are fields of dialogs only (no attribute of the resource).
+
+A create flow may offer ``variants``: other panels that make the same resource,
+each opened by its own ``button`` next to the create button (Quick Add next to
+Add Rule), with its ``title``, ``fields``, ``submit`` and optionally its own
+``op`` (else the create flow's). ``each: {field, params}`` runs the operation once
+per value checked in a ``checkboxes`` field, the value's ``:``-separated parts
+being the named parameters (``tcp:22/22`` -> ``IpProtocol=tcp``,
+``PortRange=22/22``): one API call and one audit event per value.
 
 A release (``releases/<date>.yaml``) is a list of ``changes`` applied on top
 of the base data, in date order. Each change names its ``product``, ``page``
@@ -191,6 +200,8 @@ def _collect_labels(res: dict[str, Any], out: set[str]) -> None:
         out.update({create.get("button", ""), create.get("title", ""), create.get("submit", ""),
                     create.get("terms", ""), create.get("close", ""), create.get("done", "")})
         out.update(create.get("extra_buttons", []))
+        for variant in (create.get("variants") or {}).values():
+            out.update({variant.get("button", ""), variant.get("title", ""), variant.get("submit", "")})
         out.update(create.get("reveal_buttons", []))
         out.update(create.get("sections", {}).keys())
         steps = list(create.get("steps", {}).values())
