@@ -195,6 +195,9 @@ class LiteralEpisode(Episode):
         if confirm is not None:
             yield Action(ActionKind.CLICK, ref=confirm.ref, target=f"button '{confirm.name}' in '{dialog.name}'",
                          step=step.number)
+            # what the console says to it: a form confirmed with fields the doc never filled
+            async for action in self.after_submit(step, DocAction(Intent.CONFIRM, line, target=confirm.name)):
+                yield action
 
     async def follow_step(self, step: Step) -> AsyncIterator[Action]:
         if step.optional and self.options.skip_optional:

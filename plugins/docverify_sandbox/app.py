@@ -205,6 +205,16 @@ def api_caller(sandbox: Sandbox, owner: dict[str, Any], ak: str, request: Reques
 # ---------------------------------------------------------------- pages
 
 
+def create_op(create: dict[str, Any], values: dict[str, Any]) -> str:
+    """The operation a create flow calls: ``op``, unless ``op_by`` picks another by a
+    field's value (a security group rule's Direction egress -> AuthorizeSecurityGroupEgress)."""
+    for field_name, ops in (create.get("op_by") or {}).items():
+        chosen = ops.get(str(values.get(field_name)))
+        if chosen:
+            return chosen
+    return create["op"]
+
+
 def variant_calls(variant: dict[str, Any], values: dict[str, str], checked: dict[str, Any]) -> list[dict[str, str]]:
     """The parameters of each operation call a create variant's panel makes: the panel's
     values; with ``each: {field, params}``, one call per value checked in that field, its
@@ -539,7 +549,8 @@ class Pages:
                                values=values, cp=create["confirm_page"], url=request.url.path,
                                fields=self._fields(product, rtype, create_field_names(res)))
         try:
-            result = self.sb.engine.call(caller, product["api_version"], create["op"], {**values, "RegionId": region})
+            result = self.sb.engine.call(caller, product["api_version"], create_op(create, values),
+                                         {**values, "RegionId": region})
         except ApiError as exc:
             return self._create_failed(request, session, product, res, rtype, values, exc, caller, region)
         done = create.get("confirm_page", {}).get("done") or f"{res['singular']} created successfully."
@@ -568,7 +579,7 @@ class Pages:
             checked = self.sb.engine.validate(caller, product["key"], rtype, specs, values, region, require=True,
                                               only=shown, required_extra=(each,) if each else ())
             for params in variant_calls(variant, values, checked):
-                self.sb.engine.call(caller, product["api_version"], variant.get("op", create["op"]),
+                self.sb.engine.call(caller, product["api_version"], variant.get("op", create_op(create, values)),
                                     {**params, "RegionId": region})
         except ApiError as exc:
             if isinstance(exc, ValidationErrors) and not set(exc.errors) & set(shown):
@@ -665,7 +676,7 @@ class Pages:
                     if create.get("terms") and not truthy(values.get("_terms", form.get("_terms", "false"))):
                         raise ApiError("InvalidParameter", f"Select {create['terms']} to continue.", 400)
                     params = {k: v for k, v in values.items() if k != "_terms"}
-                    result = self.sb.engine.call(caller, product["api_version"], create["op"],
+                    result = self.sb.engine.call(caller, product["api_version"], create_op(create, params),
                                                  {**params, "RegionId": region})
                     done = f"{res['singular']} created successfully."
                     if res.get("parent"):

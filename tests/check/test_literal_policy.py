@@ -432,3 +432,30 @@ def test_a_form_dialog_is_never_submitted_for_a_label_the_doc_names():
           - button "OK" [ref=e3]
     '''))
     assert flag.finding.kind is FindingKind.ELEMENT_NOT_FOUND and flag.finding.expected == "Advanced Settings"
+
+
+def test_a_dialog_left_open_is_confirmed_and_what_the_console_says_to_it_reported():
+    ep = episode("""
+        # Quick add
+
+        1. Click **Quick Add**.
+    """)
+    assert act(ep, page('- button "Quick Add" [ref=e1]')).ref == "e1"
+    panel = page('''
+        - dialog "Quick Add" [ref=e2]:
+          - group "Port Range" [ref=e3]:
+            - checkbox "SSH (22)" [ref=e4]
+          - button "OK" [ref=e5]
+          - button "Cancel" [ref=e6]
+    ''')
+    assert act(ep, panel).finding.kind is FindingKind.MISSING_STEP
+    assert act(ep, panel).ref == "e5"
+    refused = page('''
+        - dialog "Quick Add" [ref=e2]:
+          - group "Port Range" [ref=e3]:
+            - checkbox "SSH (22)" [ref=e4]
+          - alert [ref=e7]: Port Range is required.
+          - button "OK" [ref=e5]
+    ''')
+    flag = act(ep, refused)
+    assert flag.finding.kind is FindingKind.MISSING_STEP and flag.finding.observed == "Port Range is required."

@@ -278,3 +278,22 @@ def test_every_variant_names_an_operation_and_fields_that_exist(release):
                     for value in spec["options"]:
                         assert len(str(value).split(":", len(each["params"]) - 1)) == len(each["params"]), (*where, value)
     assert seen >= 1
+
+
+def test_an_outbound_rule_from_the_add_rule_panel_is_the_egress_call(console_of):
+    console = console_of(catalog.load("2021-06"))
+    group = re.search(r'data-id="(sg-[^"]+)"', console.get("/console/ecs/security_group").text).group(1)
+    for direction in ("egress", "ingress"):
+        made = console.post("/console/ecs/security_group_rule/create", data={
+            "SecurityGroupId": group, "Direction": direction, "Policy": "accept", "Priority": "1",
+            "IpProtocol": "tcp", "PortRange": "8080/8080", "SourceCidrIp": f"10.{len(direction)}.0.0/16"})
+        assert made.status_code == 200, made.text
+    store = console.app.state.sandbox.store
+    account = DEFAULT_ACCOUNTS[0].account_id
+    rules = {r["attrs"]["SourceCidrIp"]: r["attrs"]["Direction"] for r in store.find(account, "ecs", "security_group_rule")
+             if r["attrs"].get("PortRange") == "8080/8080"}
+    assert rules == {"10.6.0.0/16": "egress", "10.7.0.0/16": "ingress"}
+    from docverify_sandbox.audit import lookup_events
+
+    events = [e["eventName"] for e in lookup_events(store, account, {"MaxResults": "50"})["Events"]]
+    assert "AuthorizeSecurityGroupEgress" in events and "AuthorizeSecurityGroup" in events

@@ -22,7 +22,11 @@ Add Rule), with its ``title``, ``fields``, ``submit`` and optionally its own
 ``op`` (else the create flow's). ``each: {field, params}`` runs the operation once
 per value checked in a ``checkboxes`` field, the value's ``:``-separated parts
 being the named parameters (``tcp:22/22`` -> ``IpProtocol=tcp``,
-``PortRange=22/22``): one API call and one audit event per value.
+``PortRange=22/22``): one API call and one audit event per value. ``op_by:
+{Field: {value: Op}}`` picks another operation by a field's value (an outbound
+security group rule is ``AuthorizeSecurityGroupEgress``). The keys operations
+understand beyond the kinds (events, links, cascades) are listed in
+``operations.py``.
 
 A release (``releases/<date>.yaml``) is a list of ``changes`` applied on top
 of the base data, in date order. Each change names its ``product``, ``page``
