@@ -261,18 +261,9 @@ def test_pages_read_no_yaml_per_request(console):
 
 @pytest.mark.browser
 def test_a_zh_cn_browser_creates_a_bucket_by_the_chinese_labels(browser, sandbox, account):
-    from sandbox_helpers import login
+    from sandbox_helpers import chinese_context
 
-    from docverify_sandbox.client import SandboxClient
-
-    SandboxClient(sandbox.url, account.access_key_id, account.access_key_secret).call("ResetAccount", "sandbox")
-    signed = browser.new_context(locale="en-US")
-    page = signed.new_page()
-    login(page, sandbox.url, f"{account.admin_user}@{account.alias}.onaliyun.com", account.admin_password)
-    state = signed.storage_state()
-    signed.close()
-    assert "aliyun_lang" not in {c["name"] for c in state["cookies"]}
-    context = browser.new_context(locale="zh-CN", storage_state=state)  # signed in, Accept-Language: zh-CN
+    context = chinese_context(browser, sandbox, account)  # signed in, Accept-Language: zh-CN
     try:
         page = context.new_page()
         page.set_default_timeout(10_000)

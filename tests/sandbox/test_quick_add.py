@@ -141,17 +141,9 @@ def test_quick_add_shows_what_is_wrong_in_the_panel(page, sandbox, client):
 
 @pytest.mark.browser
 def test_quick_add_by_the_chinese_labels(browser, sandbox, account, client):
-    from sandbox_helpers import login
+    from sandbox_helpers import chinese_context
 
-    from docverify_sandbox.client import SandboxClient
-
-    SandboxClient(sandbox.url, account.access_key_id, account.access_key_secret).call("ResetAccount", "sandbox")
-    signed = browser.new_context(locale="en-US")
-    page = signed.new_page()
-    login(page, sandbox.url, f"{account.admin_user}@{account.alias}.onaliyun.com", account.admin_password)
-    state = signed.storage_state()
-    signed.close()
-    context = browser.new_context(locale="zh-CN", storage_state=state)  # Accept-Language: zh-CN
+    context = chinese_context(browser, sandbox, account)  # Accept-Language: zh-CN
     try:
         page = context.new_page()
         page.set_default_timeout(10_000)
