@@ -70,6 +70,17 @@ def summarize(data: dict, wall: float) -> dict:
     }
 
 
+#: The hand-kept section of the result file (what changed between runs), carried over.
+HISTORY = "\n## How it got here"
+
+
+def kept_history(path: Path) -> str:
+    """The history section of an earlier result file, to append to the new figures."""
+    text = path.read_text() if path.exists() else ""
+    at = text.find(HISTORY)
+    return text[at:] if at >= 0 else ""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*")
@@ -98,7 +109,7 @@ def main() -> None:
     lines += ["", "ENV_ERRORs that remain with provisioning on:", ""]
     lines += [f"- `{task}`: {reason}" for task, reason in figures[args.provisioner]["env_error_ids"].items()] or ["- none"]
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(lines) + "\n")
+    args.out.write_text("\n".join(lines) + "\n" + kept_history(args.out))
     args.out.with_suffix(".json").write_text(json.dumps(figures, indent=2) + "\n")
     print(f"wrote {args.out}")
 
