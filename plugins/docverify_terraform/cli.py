@@ -37,12 +37,12 @@ def cleanup(ctx: click.Context, state_dir: Path | None, dry_run: bool, forget: t
       docverify cleanup --forget all      # the embedded sandbox that held them is gone
     """
     from docverify.cli import get_app
-    from docverify_terraform.engine import Ledger, Stack, Terraform, TerraformError
-    from docverify_terraform.provisioner import TerraformProvisioner, credentials_for
+    from docverify_terraform.engine import Stack, Terraform, TerraformError
+    from docverify_terraform.provisioner import credentials_for
 
     app = get_app(ctx)
     config = app.checked_config()
-    ledgers = _ledgers(app, config, state_dir, Ledger, TerraformProvisioner)
+    ledgers = _ledgers(app, config, state_dir)
     dropped, live = [], []
     for ledger, options in ledgers:
         for entry in ledger.entries():
@@ -87,17 +87,20 @@ def cleanup(ctx: click.Context, state_dir: Path | None, dry_run: bool, forget: t
     return ExitCode.ENVIRONMENT if failed else ExitCode.OK
 
 
-def _ledgers(app, config, state_dir: Path | None, ledger_type, default_plugin) -> list:
+def _ledgers(app, config, state_dir: Path | None) -> list:
     """(ledger, provisioner options) for ``--state-dir``, else one per distinct
     ``state_dir`` of the installed provisioners that keep a ledger (their Options
     have ``state_dir``: terraform, resourcecoder, third-party ones built on them)."""
+    from docverify_terraform.engine import Ledger
+    from docverify_terraform.provisioner import TerraformProvisioner
+
     if state_dir is not None:
-        return [(ledger_type(state_dir), config.plugin_options("provisioner", "terraform", default_plugin))]
+        return [(Ledger(state_dir), config.plugin_options("provisioner", "terraform", TerraformProvisioner))]
     found: dict[Path, tuple] = {}
     for entry in sorted(app.plugins.registry("provisioners"), key=lambda e: e.name != "terraform"):
         plugin = entry.obj
         if "state_dir" not in getattr(plugin, "Options").model_fields:
             continue
         options = config.plugin_options("provisioner", entry.name, plugin)
-        found.setdefault(Path(options.state_dir).resolve(), (ledger_type(options.state_dir), options))
+        found.setdefault(Path(options.state_dir).resolve(), (Ledger(options.state_dir), options))
     return list(found.values())
