@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import urlsplit
 
 from docverify.registry import Plugin
@@ -57,7 +57,10 @@ class ConsoleEndpoint:
 
 
 class Console(Plugin):
-    """Base class of console plugins."""
+    """Base class of console plugins. ``cloud`` says whose console it is ("alibaba"):
+    a doc written for another cloud's console is not applicable to it."""
+
+    cloud: ClassVar[str | None] = None
 
     def start(self) -> AbstractContextManager[ConsoleEndpoint]:
         """Start (or connect to) the console; leaving the context stops what was started."""

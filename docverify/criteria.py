@@ -49,8 +49,8 @@ CONFIGURE = (
     r"configure|set up|set|enable|disable|turn on|turn off|add|create|modify|change|edit|manage"
     r"|配置|设置|开启|关闭|启用|禁用|添加|创建|修改|更改"
 )
-ENABLE = r"enable|turn on|start|开启|启用"
-DISABLE = r"disable|turn off|stop|关闭|禁用|停用"
+ENABLE = r"enable|turn on|start|开启|启用|启动"
+DISABLE = r"disable|turn off|stop|关闭|禁用|停用|停止"
 ASSOCIATE = r"associate|bind|attach|绑定"
 DISASSOCIATE = r"disassociate|unbind|detach|解绑|解除绑定"
 GRANT = r"grant|attach|add|授予|添加"
@@ -62,6 +62,13 @@ INSTANCE = r"instances?|实例"
 EIP = r"eips?|elastic ip(?: address(?:es)?)?|弹性公网ip(?:地址)?"
 NAT_GATEWAY = r"nat gateways?|nat网关"
 BUCKET = r"buckets?|存储空间"
+#: What "modify the X of a Y" changes: the Y's attributes.
+ATTRIBUTES = r"(?:names?|descriptions?|attributes?|information|settings|bandwidth|specifications?|remarks?|passwords?|名称|描述|信息|属性|带宽|备注|密码)"
+
+
+def _modified(objects: str) -> str:
+    """Objects of a MODIFY rule: the resource itself, or one of its attributes."""
+    return rf"(?:{objects})(?: {ATTRIBUTES})?|(?:{objects}){ATTRIBUTES}"
 
 
 @dataclass(frozen=True)
@@ -107,15 +114,30 @@ RULES: tuple[Rule, ...] = (
     # Elastic Compute Service: security groups, key pairs, images, disks, then instances.
     Rule(None, CREATE + "|configure|配置", r"outbound (?:security group )?rules?|出方向(?:安全组)?规则", "Ecs", "AuthorizeSecurityGroupEgress"),
     Rule(None, CREATE + "|configure|配置", r"(?:inbound )?security group rules?|(?:入方向)?安全组规则", "Ecs", "AuthorizeSecurityGroup"),
+    Rule("ecs", CREATE + "|configure|配置", r"(?:inbound )?rules?(?: for common ports)?|(?:入方向)?规则", "Ecs", "AuthorizeSecurityGroup"),
     Rule(None, DELETE, r"security group rules?|安全组规则", "Ecs", "RevokeSecurityGroup"),
+    Rule(None, MODIFY, r"(?:inbound |outbound )?security group rules?|(?:入方向|出方向)?安全组规则", "Ecs", "ModifySecurityGroupRule"),
+    Rule(None, MODIFY, _modified(r"security groups?|安全组"), "Ecs", "ModifySecurityGroupAttribute"),
     Rule(None, CREATE, r"security groups?|安全组", "Ecs", "CreateSecurityGroup"),
     Rule(None, DELETE, r"security groups?|安全组", "Ecs", "DeleteSecurityGroup"),
     Rule(None, r"import|导入", r"(?:ssh )?key pairs?|(?:ssh)?密钥对", "Ecs", "ImportKeyPair"),
     Rule(None, CREATE, r"(?:ssh )?key pairs?|(?:ssh)?密钥对", "Ecs", "CreateKeyPair"),
+    Rule(None, DELETE, r"(?:ssh )?key pairs?|(?:ssh)?密钥对", "Ecs", "DeleteKeyPairs"),
+    Rule(None, CREATE, r"(?:elastic )?network interfaces?|enis?|弹性网卡", "Ecs", "CreateNetworkInterface"),
+    Rule(None, r"bind|attach|associate|绑定", r"(?:elastic )?network interfaces?|enis?|弹性网卡", "Ecs", "AttachNetworkInterface"),
+    Rule(None, r"unbind|detach|disassociate|解绑", r"(?:elastic )?network interfaces?|enis?|弹性网卡", "Ecs", "DetachNetworkInterface"),
+    Rule(None, DELETE, r"(?:elastic )?network interfaces?|enis?|弹性网卡", "Ecs", "DeleteNetworkInterface"),
+    Rule(None, MODIFY, _modified(r"(?:elastic )?network interfaces?|enis?|弹性网卡"), "Ecs", "ModifyNetworkInterfaceAttribute"),
     Rule(None, CREATE, r"custom images?|自定义镜像", "Ecs", "CreateImage"),
     Rule("ecs", CREATE, r"images?|镜像", "Ecs", "CreateImage"),
     Rule("ecs", CREATE, r"snapshots?|快照", "Ecs", "CreateSnapshot"),
     Rule("ecs", CREATE, r"(?:data )?disks?|云盘", "Ecs", "CreateDisk"),
+    Rule("ecs", DELETE, r"custom images?|images?|自定义镜像|镜像", "Ecs", "DeleteImage"),
+    Rule("ecs", DELETE, r"snapshots?|快照", "Ecs", "DeleteSnapshot"),
+    Rule("ecs", DELETE, r"(?:data )?disks?|云盘", "Ecs", "DeleteDisk"),
+    Rule("ecs", MODIFY, _modified(r"custom images?|images?|自定义镜像|镜像"), "Ecs", "ModifyImageAttribute"),
+    Rule("ecs", MODIFY, _modified(r"snapshots?|快照"), "Ecs", "ModifySnapshotAttribute"),
+    Rule("ecs", MODIFY, _modified(r"(?:data )?disks?|云盘"), "Ecs", "ModifyDiskAttribute"),
     Rule(None, CREATE, ECS_INSTANCE, "Ecs", "RunInstances"),
     Rule("ecs", CREATE, INSTANCE, "Ecs", "RunInstances"),
     Rule(None, r"start|启动", ECS_INSTANCE, "Ecs", "StartInstance"),
@@ -128,7 +150,8 @@ RULES: tuple[Rule, ...] = (
     Rule(None, DELETE, ECS_INSTANCE, "Ecs", "DeleteInstance"),
     Rule("ecs", DELETE, INSTANCE, "Ecs", "DeleteInstance"),
     Rule("ecs", CONFIGURE, r"release protection|释放保护", "Ecs", "ModifyInstanceAttribute"),
-    Rule("ecs", MODIFY, r"(?:instance )?(?:passwords?|names?|information|attributes?)|实例(?:名称|密码|信息)", "Ecs", "ModifyInstanceAttribute"),
+    Rule(None, MODIFY, _modified(ECS_INSTANCE) + r"|(?:ecs )?instance passwords?", "Ecs", "ModifyInstanceAttribute"),
+    Rule("ecs", MODIFY, _modified(INSTANCE) + r"|instance passwords?|实例密码", "Ecs", "ModifyInstanceAttribute"),
     # Virtual Private Cloud (a VPC before its vSwitches: "Create a VPC and vSwitch").
     Rule(None, CREATE, r"vpcs?|专有网络(?:vpc)?", "Vpc", "CreateVpc"),
     Rule(None, CREATE, r"v-?switch(?:es)?|交换机", "Vpc", "CreateVSwitch"),
@@ -136,6 +159,12 @@ RULES: tuple[Rule, ...] = (
     Rule(None, CREATE, r"ipv6 gateways?|ipv6网关", "Vpc", "CreateIpv6Gateway"),
     Rule(None, DELETE, r"v-?switch(?:es)?|交换机", "Vpc", "DeleteVSwitch"),
     Rule(None, DELETE, r"vpcs?|专有网络(?:vpc)?", "Vpc", "DeleteVpc"),
+    Rule(None, DELETE, r"route tables?|路由表", "Vpc", "DeleteRouteTable"),
+    Rule(None, DELETE, r"ipv6 gateways?|ipv6网关", "Vpc", "DeleteIpv6Gateway"),
+    Rule(None, MODIFY, _modified(r"v-?switch(?:es)?|交换机"), "Vpc", "ModifyVSwitchAttribute"),
+    Rule(None, MODIFY, _modified(r"route tables?|路由表"), "Vpc", "ModifyRouteTableAttributes"),
+    Rule(None, MODIFY, _modified(r"ipv6 gateways?|ipv6网关"), "Vpc", "ModifyIpv6GatewayAttribute"),
+    Rule(None, MODIFY, _modified(r"vpcs?|专有网络(?:vpc)?"), "Vpc", "ModifyVpcAttribute"),
     # Elastic IP Address (service Vpc).
     Rule(None, CREATE, r"contiguous eips?|连续(?:的)?eip", "Vpc", "AllocateEipSegmentAddress"),
     Rule(None, r"recover|retrieve|找回", r"(?:released )?(?:" + EIP + ")", "Vpc", "AllocateEipAddressPro"),
@@ -143,15 +172,19 @@ RULES: tuple[Rule, ...] = (
     Rule(None, DISASSOCIATE, EIP, "Vpc", "UnassociateEipAddress"),
     Rule(None, ASSOCIATE, EIP, "Vpc", "AssociateEipAddress"),
     Rule(None, DELETE, EIP, "Vpc", "ReleaseEipAddress"),
+    Rule(None, MODIFY, _modified(EIP), "Vpc", "ModifyEipAddressAttribute"),
     # NAT Gateway (service Vpc).
     Rule(None, CREATE, r"snat entr(?:y|ies)|snat条目", "Vpc", "CreateSnatEntry"),
     Rule(None, CREATE, r"dnat entr(?:y|ies)|dnat条目", "Vpc", "CreateForwardEntry"),
     Rule(None, DELETE, r"snat entr(?:y|ies)|snat条目", "Vpc", "DeleteSnatEntry"),
     Rule(None, DELETE, r"dnat entr(?:y|ies)|dnat条目", "Vpc", "DeleteForwardEntry"),
+    Rule(None, MODIFY, r"snat entr(?:y|ies)|snat条目", "Vpc", "ModifySnatEntry"),
+    Rule(None, MODIFY, r"dnat entr(?:y|ies)|dnat条目", "Vpc", "ModifyForwardEntry"),
     Rule(None, CREATE, NAT_GATEWAY, "Vpc", "CreateNatGateway"),
-    Rule(None, MODIFY, NAT_GATEWAY, "Vpc", "ModifyNatGatewayAttribute"),
+    Rule(None, MODIFY, _modified(NAT_GATEWAY), "Vpc", "ModifyNatGatewayAttribute"),
     Rule(None, DELETE, NAT_GATEWAY, "Vpc", "DeleteNatGateway"),
     # Server Load Balancer (CLB, service Slb) and Application Load Balancer (service Alb).
+    Rule(None, CREATE, r"(?:alb|application load balancer) instances?|application load balancers?|应用型负载均衡(?:alb)?(?:实例)?", "Alb", "CreateLoadBalancer"),  # before the console's generic "instance": a 负载均衡 console hosts both
     Rule("slb", CREATE, r"https listeners?|https监听", "Slb", "CreateLoadBalancerHTTPSListener"),
     Rule("slb", CREATE, r"http listeners?|http监听", "Slb", "CreateLoadBalancerHTTPListener"),
     Rule("slb", CREATE, r"tcp listeners?|tcp监听", "Slb", "CreateLoadBalancerTCPListener"),
@@ -160,32 +193,56 @@ RULES: tuple[Rule, ...] = (
     Rule(None, CREATE, r"(?:slb|clb|server load balancer) instances?|(?:slb|clb|传统型负载均衡(?:clb)?)实例", "Slb", "CreateLoadBalancer"),
     Rule("slb", CREATE, INSTANCE, "Slb", "CreateLoadBalancer"),
     Rule(None, DELETE, r"(?:slb|clb|server load balancer) instances?", "Slb", "DeleteLoadBalancer"),
-    Rule(None, CREATE, r"(?:alb|application load balancer) instances?|application load balancers?|应用型负载均衡(?:alb)?(?:实例)?", "Alb", "CreateLoadBalancer"),
+    Rule("slb", CREATE, r"vserver groups?|虚拟服务器组", "Slb", "CreateVServerGroup"),
+    Rule("slb", DELETE, r"vserver groups?|虚拟服务器组", "Slb", "DeleteVServerGroup"),
+    Rule("slb", MODIFY, _modified(r"vserver groups?|虚拟服务器组"), "Slb", "SetVServerGroupAttribute"),
+    Rule("slb", ENABLE, r"listeners?|监听", "Slb", "StartLoadBalancerListener"),
+    Rule("slb", DISABLE, r"listeners?|监听", "Slb", "StopLoadBalancerListener"),
+    Rule("slb", DELETE, r"listeners?|监听", "Slb", "DeleteLoadBalancerListener"),
+    Rule("slb", MODIFY, _modified(r"(?:slb |clb )?instances?|实例") + r"|instance names?", "Slb", "SetLoadBalancerName"),
+    Rule("slb", DELETE, INSTANCE, "Slb", "DeleteLoadBalancer"),
     Rule("alb", CREATE, INSTANCE, "Alb", "CreateLoadBalancer"),
+    Rule("alb", CREATE, r"server groups?|服务器组", "Alb", "CreateServerGroup"),
+    Rule("alb", DELETE, r"server groups?|服务器组", "Alb", "DeleteServerGroup"),
+    Rule("alb", MODIFY, _modified(r"server groups?|服务器组"), "Alb", "UpdateServerGroupAttribute"),
+    Rule("alb", ENABLE, r"listeners?|监听", "Alb", "StartListener"),
+    Rule("alb", DISABLE, r"listeners?|监听", "Alb", "StopListener"),
+    Rule("alb", DELETE, r"listeners?|监听", "Alb", "DeleteListener"),
+    Rule("alb", MODIFY, _modified(r"listeners?|监听"), "Alb", "UpdateListenerAttribute"),
+    Rule(None, DELETE, r"(?:alb|application load balancer) instances?|application load balancers?", "Alb", "DeleteLoadBalancer"),
+    Rule("alb", DELETE, INSTANCE, "Alb", "DeleteLoadBalancer"),
+    Rule("alb", MODIFY, _modified(r"(?:alb )?instances?|实例"), "Alb", "UpdateLoadBalancerAttribute"),
     # ApsaraDB RDS (service Rds): accounts and databases before instances.
     Rule("rds", CREATE, r"(?:database |privileged |standard )?accounts?|(?:数据库)?账号", "Rds", "CreateAccount"),
     Rule("rds", CREATE, r"databases?|数据库", "Rds", "CreateDatabase"),
     Rule("rds", CONFIGURE, r"(?:ip )?(?:address )?whitelists?|白名单", "Rds", "ModifySecurityIps"),
     Rule(None, CREATE, r"(?:apsaradb )?rds instances?|(?:rds|云数据库rds(?:版)?)实例", "Rds", "CreateDBInstance"),
     Rule("rds", CREATE, INSTANCE, "Rds", "CreateDBInstance"),
+    Rule("rds", DELETE, r"(?:database |privileged |standard )?accounts?|(?:数据库)?账号", "Rds", "DeleteAccount"),
+    Rule("rds", DELETE, r"databases?|数据库", "Rds", "DeleteDatabase"),
     Rule("rds", DELETE, INSTANCE, "Rds", "DeleteDBInstance"),
+    Rule("rds", MODIFY, _modified(INSTANCE), "Rds", "ModifyDBInstanceDescription"),
     # ApsaraDB for MongoDB (service Dds).
     Rule("mongodb", CREATE, r"sharded cluster instances?|分片集群实例", "Dds", "CreateShardingDBInstance"),
     Rule(None, CREATE, r"mongodb instances?|mongodb实例", "Dds", "CreateDBInstance"),
     Rule("mongodb", CREATE, INSTANCE, "Dds", "CreateDBInstance"),
     Rule("mongodb", DELETE, INSTANCE, "Dds", "DeleteDBInstance"),
+    Rule("mongodb", MODIFY, _modified(INSTANCE), "Dds", "ModifyDBInstanceDescription"),
     # Key Management Service (service Kms).
     Rule(None, CREATE, r"(?:kms )?(?:customer master keys?|cmks?)|kms keys?", "Kms", "CreateKey"),
+    Rule("kms", r"disable|禁用", r"(?:kms )?(?:customer master keys?|cmks?)|(?:用户)?主密钥", "Kms", "DisableKey"),
+    Rule("kms", r"enable|启用", r"(?:kms )?(?:customer master keys?|cmks?)|(?:用户)?主密钥", "Kms", "EnableKey"),
     Rule("kms", r"schedule|计划", r"(?:key )?deletion|删除", "Kms", "ScheduleKeyDeletion"),
     Rule("kms", r"cancel|取消", r"(?:key )?deletion|删除", "Kms", "CancelKeyDeletion"),
     Rule("kms", CREATE, r"keys?|密钥", "Kms", "CreateKey"),
     Rule("kms", r"disable|禁用", r"keys?|密钥", "Kms", "DisableKey"),
     Rule("kms", r"enable|启用", r"keys?|密钥", "Kms", "EnableKey"),
     Rule("kms", DELETE, r"keys?|密钥", "Kms", "ScheduleKeyDeletion"),
+    Rule("kms", MODIFY, _modified(r"(?:kms )?keys?|cmks?|customer master keys?|(?:用户)?主?密钥"), "Kms", "UpdateKeyDescription"),
     # ActionTrail (service Actiontrail).
     Rule(None, CREATE, r"trails?|跟踪", "Actiontrail", "CreateTrail"),
-    Rule("actiontrail", ENABLE, r"(?:trail )?logging|(?:the )?trails?|跟踪|日志投递", "Actiontrail", "StartLogging"),
-    Rule("actiontrail", DISABLE, r"(?:trail )?logging|(?:the )?trails?|跟踪|日志投递", "Actiontrail", "StopLogging"),
+    Rule("actiontrail", ENABLE, r"(?:trail )?logging|(?:the )?trails?|跟踪(?:的)?(?:日志记录)?|日志投递|日志记录", "Actiontrail", "StartLogging"),
+    Rule("actiontrail", DISABLE, r"(?:trail )?logging|(?:the )?trails?|跟踪(?:的)?(?:日志记录)?|日志投递|日志记录", "Actiontrail", "StopLogging"),
     Rule("actiontrail", MODIFY, r"trails?|跟踪", "Actiontrail", "UpdateTrail"),
     Rule(None, DELETE, r"trails?|跟踪", "Actiontrail", "DeleteTrail"),
     # Resource Access Management (service Ram): permissions, groups and keys before users.
@@ -215,6 +272,13 @@ RULES: tuple[Rule, ...] = (
     Rule("ram", DELETE, r"users?|用户", "Ram", "DeleteUser"),
     Rule("ram", DELETE, r"roles?|角色", "Ram", "DeleteRole"),
     Rule("ram", DELETE, r"polic(?:y|ies)|权限策略", "Ram", "DeletePolicy"),
+    Rule("ram", r"revoke|remove|detach|移除|撤销|解除", r"(?:permissions?|polic(?:y|ies))(?: from (?:an? |the )?(?:ram )?users?)?|权限", "Ram", "DetachPolicyFromUser"),
+    Rule(None, MODIFY, _modified(r"ram user groups?|ram用户组"), "Ram", "UpdateGroup"),
+    Rule(None, MODIFY, _modified(r"ram users?|ram用户"), "Ram", "UpdateUser"),
+    Rule(None, MODIFY, _modified(r"ram roles?|ram角色"), "Ram", "UpdateRole"),
+    Rule("ram", MODIFY, _modified(r"(?:user )?groups?|用户组"), "Ram", "UpdateGroup"),
+    Rule("ram", MODIFY, _modified(r"users?|用户"), "Ram", "UpdateUser"),
+    Rule("ram", MODIFY, _modified(r"roles?|角色"), "Ram", "UpdateRole"),
 )
 
 #: Product key -> how procedures and consoles name it (searched as words in the product name, lower case).
@@ -248,7 +312,9 @@ def builtin_criteria(procedure: Procedure) -> list[ExpectedEvent]:
     ``[]`` when it is not one of the procedures the map knows."""
     if _is_foreign(procedure):
         return []
-    product = product_key(procedure)
+    from docverify.meta import product_of  # (meta reads this module's rules: imported here)
+
+    product = product_key(procedure) or product_of(procedure)  # the console, else the doc's own words
     found = match_text(_title(procedure.title), product)
     if not found and _opens_console(procedure):
         for label in reversed(_clicked_labels(procedure)):
@@ -261,7 +327,7 @@ def builtin_criteria(procedure: Procedure) -> list[ExpectedEvent]:
 def match_text(text: str, product: str | None) -> list[Rule]:
     """The rules a title (or button label) matches: the first matching rule, then one
     more for each object joined to it by "and"."""
-    text = " ".join(text.lower().split())
+    text = _attribute_last(" ".join(text.lower().split()))
     found: list[Rule] = []
     for _ in range(4):
         hit = _first_match(text, product, exclude=found)
@@ -274,6 +340,19 @@ def match_text(text: str, product: str | None) -> list[Rule]:
             break
         text = match.group("verb") + " " + text[match.end() + rest.end():]
     return found
+
+
+#: "the name of a security group": the attribute, then the resource it belongs to.
+_ATTRIBUTE_OF = re.compile(
+    r"\b(?:the\s+)?(?P<attr>" + ATTRIBUTES + r")\s+of\s+(?:an?\s+|the\s+|your\s+|an\s+existing\s+)?(?P<object>(?:[\w-]+\s?){1,4}?)"
+    r"(?=$|[.,;:]|\s(?:in|on|for|to|from|by|with|using|via)\b)"
+)
+
+
+def _attribute_last(text: str) -> str:
+    """"modify the name of a security group" -> "modify the security group name": the
+    resource next to its verb, as the rules read it."""
+    return _ATTRIBUTE_OF.sub(lambda m: f"the {m['object'].strip()} {m['attr']}", text)
 
 
 def product_key(procedure: Procedure) -> str | None:

@@ -20,6 +20,7 @@ No match returns the nearest names, for an "element not found" finding.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import unicodedata
 from collections.abc import Collection, Sequence
@@ -74,11 +75,16 @@ def children(elements: Sequence[Element], parent: Element) -> list[Element]:
 
 @dataclass(frozen=True)
 class Located:
-    """The outcome of a lookup: the element (if any), how it matched, the nearest names."""
+    """The outcome of a lookup: the element (if any), how it matched, the nearest names.
+
+    ``ambiguous``: no element matched well enough to be followed, because several
+    differently named controls could each be the doc's label renamed (``nearest``
+    lists them); the caller reports them as candidates instead of picking one."""
 
     element: Element | None
     kind: MatchKind | None
     nearest: tuple[str, ...] = ()
+    ambiguous: bool = False
 
 
 #: Roles that fit an intent, in order of preference.
@@ -171,10 +177,12 @@ def is_chinese(label: str) -> bool:
 
 
 def similarity(a: str, b: str) -> float:
-    """How alike two labels are (0..1) once normalized; a label whose words all
-    appear, in order, in the other counts as close too ("Create Instance" in
-    "Create ECS Instance"), and so does a parenthesised short form ("Access
-    Control List (ACL)" and "ACL")."""
+    """How alike two labels are (0..1) once normalized. From ``CLOSE_THRESHOLD`` up
+    they read as one control renamed (:func:`renamed`): "Create Instance" and
+    "Create ECS Instance", "Create EIP" and "Apply for EIP", "Access Control List
+    (ACL)" and "ACL"; below it they are different controls, however many letters
+    they share ("EIP console" and "ECS console", "Instance Status" and "Instance
+    Settings")."""
     return _score(normalize(a), _short_forms(a), normalize(b), b)
 
 
@@ -203,24 +211,162 @@ def _similarity(left: str, right: str) -> float:
     if not left or not right:
         return 0.0
     ratio = difflib.SequenceMatcher(None, left, right, autojunk=False).ratio()
-    short, long = sorted((_words(left), _words(right)), key=len)
-    if len(short) >= 2 and len(long) - len(short) <= 2 and _in_order(short, long):
-        ratio = max(ratio, CLOSE_THRESHOLD)
-    return ratio
+    if _renamed(_words(left), _words(right)):
+        return max(ratio, CLOSE_THRESHOLD)
+    return min(ratio, CLOSE_THRESHOLD - 0.01)
+
+
+#: Words that say what kind of place a control leads to, not which: "NAT Gateway"
+#: (a menu item) and "NAT Gateway console" (a product link) are different controls.
+_PLACE_WORDS = frozenset("console consoles portal page pages tab tabs list panel dialog window".split())
+_PLACE_WORDS_ZH = ("控制台", "页面", "页签", "列表", "面板", "对话框", "窗口")
+#: Words that qualify rather than name: "Create Trail" -> "Create Trail Now",
+#: "Instance Status" -> "Instance Status and Lifecycle", "Bind" -> "Associate with".
+_FUNCTION_WORDS = frozenset("a an the and or of for to with in on at by now new".split())
+#: Verbs that name the same operation, as consoles rename buttons: "Create EIP" ->
+#: "Apply for EIP", "Bind Resource" -> "Associate with Resource".
+_VERB_CLASSES = (
+    frozenset({"create", "add", "new", "apply", "apply for", "request", "buy", "purchase",
+               "创建", "新建", "添加", "申请", "购买"}),
+    frozenset({"delete", "remove", "release", "删除", "移除", "释放"}),
+    frozenset({"modify", "edit", "change", "update", "修改", "编辑", "更改", "变更"}),
+    frozenset({"bind", "associate", "attach", "绑定", "关联"}),
+    frozenset({"unbind", "disassociate", "detach", "解绑", "解除绑定", "解除关联"}),
+    frozenset({"enable", "turn on", "activate", "开启", "启用"}),
+    frozenset({"disable", "turn off", "deactivate", "关闭", "禁用", "停用"}),
+    frozenset({"view", "show", "details", "查看", "详情"}),
+)
+
+
+def renamed(a: str, b: str) -> bool:
+    """Whether labels ``a`` and ``b`` read as one control renamed: words added or
+    dropped on one side only (two at most, and no more than the words they share;
+    not a word that makes it another kind of place, such as "console"), spelling variants ("Listening Port" -> "Listener Port", "Logon
+    Credentials" -> "Logon Credential"), or the leading verb swapped for one that
+    names the same operation ("Create EIP" -> "Apply for EIP"). Another noun in
+    place of one is another control ("EIP console" / "ECS console", "Instance
+    Status" / "Instance Settings"), and so is a one-word label grown at its end
+    ("Create" / "Create Disk", "创建" / "创建云盘"; in front keeps the head: "Name" /
+    "VPC Name"), and a label that gains or loses its leading verb ("Add Security
+    Group Rule" / "Security Group Rules")."""
+    return _renamed(_words(normalize(a)), _words(normalize(b)))
+
+
+def _renamed(left: list[str], right: list[str]) -> bool:
+    return rename_cost(left, right) is not None
+
+
+def rename_cost(left: list[str], right: list[str]) -> float | None:
+    """How far apart two labels' words are as one control renamed (see
+    :func:`renamed`), None when they are not: a spelling variant costs ½, a
+    swapped verb 1, each word added or dropped 1."""
+    if not left or not right or left == right:
+        return 0.0 if left and left == right else None
+    chinese = any(_CJK.match(word) for word in left + right)
+    matcher = difflib.SequenceMatcher(None, left, right, autojunk=False)
+    shared = added = 0
+    cost = 0.0
+    sides = set()  #: which label has words the other lacks: both means two different things
+    suffixed = False  #: words added or dropped after the first word (not only in front of it)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        ours, theirs = left[i1:i2], right[j1:j2]
+        if tag == "equal":
+            shared += sum(1 for word in ours if word not in _FUNCTION_WORDS)
+        elif tag == "replace":
+            if len(ours) == len(theirs) and all(_spelling_variant(x, y) for x, y in zip(ours, theirs)):
+                shared += len(ours)
+                cost += 0.5 * len(ours)
+            elif i1 == 0 and j1 == 0 and _same_verb(ours, theirs):
+                cost += 1
+            else:
+                return None
+        else:
+            extra = ours or theirs
+            if _names_a_place(extra, chinese):
+                return None
+            if (i1 == 0 and j1 == 0) and _is_verb(extra, chinese):
+                return None  # "Add Security Group Rule" (a button) is not "Security Group Rules" (a tab)
+            content = sum(1 for word in extra if word not in _FUNCTION_WORDS)
+            if chinese:  # two Chinese characters make about one word: "专有网络" is two
+                content = (content + 1) // 2
+            added += content
+            cost += content or 0.25
+            if content:
+                sides.add(tag)
+                suffixed = suffixed or i1 > 0 or j1 > 0
+    if shared == 0 or added > 2 or added > shared or len(sides) > 1:
+        return None
+    if added and suffixed:
+        shorter = min(len(left), len(right))
+        if shorter < (3 if chinese else 2):  # "Create" -> "Create Disk", "创建" -> "创建云盘": another head
+            return None  # (words in front keep the head: "Name" -> "VPC Name", "名称" -> "专有网络名称")
+    return cost
+
+
+def _spelling_variant(x: str, y: str) -> bool:
+    """Two spellings of one word: a plural, a tense, a typo."""
+    if _CJK.match(x) or _CJK.match(y):
+        return False
+    prefix = len(os.path.commonprefix([x, y]))
+    if prefix >= 4 and prefix >= 0.7 * min(len(x), len(y)):
+        return True
+    return min(len(x), len(y)) >= 4 and difflib.SequenceMatcher(None, x, y).ratio() >= 0.8
+
+
+def _same_verb(ours: list[str], theirs: list[str]) -> bool:
+    def verb(words: list[str]) -> str:
+        while len(words) > 1 and words[-1] in _FUNCTION_WORDS:  # "associate with" -> "associate"
+            words = words[:-1]
+        return ("" if _CJK.match(words[0]) else " ").join(words)
+
+    a, b = verb(ours), verb(theirs)
+    return any(a in verbs and b in verbs for verbs in _VERB_CLASSES)
+
+
+#: Verbs that lead a button's label: a label with one and a label without are different controls.
+_VERBS = frozenset(word for verbs in _VERB_CLASSES for word in verbs if " " not in word) | frozenset(
+    "configure set manage start stop restart reboot import export upload download save submit cancel confirm "
+    "connect reset renew upgrade downgrade attach detach grant revoke authorize "
+    "配置 设置 管理 启动 停止 重启 导入 导出 上传 下载 保存 提交 取消 确认 连接 重置 续费 升级 授权".split())
+
+
+def _is_verb(words: list[str], chinese: bool) -> bool:
+    if chinese:
+        return "".join(words)[:2] in _VERBS
+    return bool(words) and words[0] in _VERBS
+
+
+def _names_a_place(words: list[str], chinese: bool) -> bool:
+    if chinese:
+        joined = "".join(words)
+        return any(place in joined for place in _PLACE_WORDS_ZH) or any(w in _PLACE_WORDS for w in words)
+    return any(word in _PLACE_WORDS for word in words)
 
 
 def locate(label: str, elements: Sequence[Element], roles: Collection[str] | None = None, *,
-           threshold: float = CLOSE_THRESHOLD) -> Located:
+           threshold: float = CLOSE_THRESHOLD, near: Sequence[Element] = ()) -> Located:
     """Find ``label`` among ``elements`` (restricted to ``roles`` when given; the
     order of ``roles`` is the preference). Elements in an open dialog win over the
-    page behind it, then document order."""
+    page behind it, then document order.
+
+    A close match must be unambiguous: among several controls that could each be
+    the label renamed, the one in the part of the page the step points at wins
+    (``near``: elements the step names besides the label, such as the tab in "On
+    the **Inbound** tab, click **Add Rule**"), then the fewest words changed;
+    a tie is no match (``ambiguous``), with the rivals as ``nearest``."""
     pool = [e for e in elements if e.name and (roles is None or e.role in roles)]
     if not pool:
         return Located(None, None)
     rank = {role: index for index, role in enumerate(roles or ())}
 
+    def affinity(element: Element) -> int:
+        return max((_shared_depth(element, other) for other in near), default=0)
+
     def best(found: list[tuple[int, Element]]) -> Element:
-        return min(found, key=lambda item: (not item[1].in_dialog, rank.get(item[1].role, len(rank)), item[0]))[1]
+        """An open dialog first, then the part of the page the step points at (the
+        "Create Rule" of the Lifecycle section, not the CORS one), then role, then order."""
+        return min(found, key=lambda item: (not item[1].in_dialog, -affinity(item[1]),
+                                            rank.get(item[1].role, len(rank)), item[0]))[1]
 
     wanted = label.strip()
     exact = [(i, e) for i, e in enumerate(pool) if e.name.strip() == wanted]
@@ -231,14 +377,60 @@ def locate(label: str, elements: Sequence[Element], roles: Collection[str] | Non
     same = [(i, e) for i, e in enumerate(pool) if names[i] == wanted]
     if same:
         return Located(best(same), MatchKind.NORMALIZED)
+    described = [(i, e) for i, e in enumerate(pool) if e.role in DESCRIBED_ROLES and _described(wanted, names[i])]
+    if described:
+        return Located(best(described), MatchKind.NORMALIZED)
     forms = _short_forms(label)
     scored = sorted(((_score(wanted, forms, names[i], e.name), i, e) for i, e in enumerate(pool)),
                     key=lambda t: (-t[0], t[1]))
     nearest = tuple(dict.fromkeys(e.name for _, _, e in scored[:5]))[:3]
-    top = [(i, e) for score, i, e in scored if score >= threshold and score == scored[0][0]]
-    if top:
-        return Located(best(top), MatchKind.CLOSE, nearest)
-    return Located(None, None, nearest)
+    close = [(score, i, e) for score, i, e in scored if score >= threshold]
+    if not close:
+        return Located(None, None, nearest)
+    if any(e.in_dialog for _, _, e in close):  # an open dialog is where the step acts
+        close = [item for item in close if item[2].in_dialog]
+    wanted_words = _words(wanted)
+
+    def closeness(item: tuple[float, int, Element]) -> tuple[int, float, float]:
+        score, _, element = item
+        cost = rename_cost(wanted_words, _words(normalize(element.name)))
+        return (-affinity(element), cost if cost is not None else 9.0, -score)
+
+    ranked = sorted(close, key=lambda item: (closeness(item), item[1]))
+    first = closeness(ranked[0])
+    top = [(i, e) for score, i, e in ranked if closeness((score, i, e)) == first]
+    rivals = {normalize(e.name) for _, e in top}
+    if len(rivals) > 1:  # several controls could each be the label renamed: none is followed
+        return Located(None, None, tuple(dict.fromkeys(e.name for _, e in top))[:5], ambiguous=True)
+    return Located(best(top), MatchKind.CLOSE, nearest)
+
+
+def _shared_depth(element: Element, other: Element) -> int:
+    """How deep the innermost container of both elements is (by ref)."""
+    depth = 0
+    for mine, theirs in zip(element.parents, other.parents):
+        if mine != theirs:
+            break
+        depth += 1
+    return depth
+
+
+#: Controls whose accessible name may carry their help text after the label
+#: ("Release Protection Prevents the instance from being released by mistake.").
+DESCRIBED_ROLES = ("checkbox", "switch", "radio", "textbox", "combobox", "spinbutton", "searchbox", "group", "radiogroup")
+
+
+def _described(wanted: str, name: str) -> bool:
+    """Whether ``name`` is the label ``wanted`` followed by a description: at least
+    three more words (two Chinese characters count as one), so that "Release
+    Protection" is found in "Release Protection Prevents the instance from being
+    released", but "Name" is not "Name Prefix"."""
+    if not wanted or not name.startswith(wanted + " ") and not (_CJK.search(wanted) and name.startswith(wanted)):
+        return False
+    rest = name[len(wanted):].strip()
+    if _CJK.search(rest):
+        return len(rest) >= 6
+    return len(rest.split()) >= 3
 
 
 _CJK_WORDS = re.compile(f"[{_CJK_CHARS}]|[^\\s{_CJK_CHARS}]+")

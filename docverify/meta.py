@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from docverify.errors import UsageError
+from docverify.spec.annotations import REQUIRE_KEYS
 from docverify.spec.model import Intent, Procedure, Step
 
 # --- the vocabulary ----------------------------------------------------------------------------
@@ -51,6 +52,7 @@ META_TYPES: tuple[str, ...] = (
     "ipv6_gateway",
     "key_pair",
     "ecs_instance",
+    "network_interface",
     "disk",
     "snapshot",
     "image",
@@ -88,6 +90,7 @@ DEPENDENCIES: dict[str, dict[str, int]] = {
     "ipv6_gateway": {"vpc": 1},
     "key_pair": {},
     "ecs_instance": {"vswitch": 1, "security_group": 1},
+    "network_interface": {"vswitch": 1, "security_group": 1},
     "disk": {},
     "snapshot": {"disk": 1, "ecs_instance": 1},
     "image": {"ecs_instance": 1},
@@ -117,7 +120,7 @@ DEPENDENCIES: dict[str, dict[str, int]] = {
 #: Generated names: ``docverify-<slug>-<suffix>`` ("_" where the cloud allows no "-").
 _SLUGS: dict[str, str] = {
     "vpc": "vpc", "vswitch": "vsw", "security_group": "sg", "route_table": "rtb", "ipv6_gateway": "ipv6gw", "key_pair": "kp",
-    "ecs_instance": "ecs", "disk": "disk", "snapshot": "snap", "image": "image", "eip": "eip",
+    "ecs_instance": "ecs", "network_interface": "eni", "disk": "disk", "snapshot": "snap", "image": "image", "eip": "eip",
     "nat_gateway": "nat", "snat_entry": "snat", "dnat_entry": "dnat", "oss_bucket": "bucket",
     "oss_object": "object", "ram_user": "user", "ram_group": "group", "ram_role": "role",
     "ram_policy": "policy", "slb": "slb", "slb_listener": "listener", "alb": "alb",
@@ -141,6 +144,8 @@ _ALIASES: dict[str, tuple[str, ...]] = {
                  "ALIYUN::ECS::SSHKeyPair", "密钥对"),
     "ecs_instance": ("ecs", "alicloud_instance", "alicloud_ecs_instance", "ACS::ECS::Instance", "ALIYUN::ECS::Instance",
                      "云服务器"),
+    "network_interface": ("eni", "elastic network interface", "alicloud_ecs_network_interface",
+                          "alicloud_network_interface", "ACS::ECS::NetworkInterface", "ALIYUN::ECS::NetworkInterface", "弹性网卡"),
     "disk": ("cloud disk", "alicloud_ecs_disk", "alicloud_disk", "ACS::ECS::Disk", "ALIYUN::ECS::Disk", "云盘"),
     "snapshot": ("alicloud_ecs_snapshot", "alicloud_snapshot", "ACS::ECS::Snapshot", "ALIYUN::ECS::Snapshot", "快照"),
     "image": ("custom image", "alicloud_image", "ACS::ECS::Image", "ALIYUN::ECS::CustomImage", "自定义镜像"),
@@ -296,7 +301,6 @@ def instance_name(requirement: Requirement, suffix: str | None, index: int = 1) 
 
 # --- annotations -------------------------------------------------------------------------------
 
-_REQUIRE_KEYS = ("type", "count", "attributes", "name")
 
 
 def annotated_requirements(procedure: Procedure, product: str | None = None) -> list[Requirement]:
@@ -316,9 +320,9 @@ def annotated_requirements(procedure: Procedure, product: str | None = None) -> 
 
         if not isinstance(item, dict):
             fail("must be a mapping such as '- type: ecs_instance'")
-        unknown = [key for key in item if key not in _REQUIRE_KEYS]
+        unknown = [key for key in item if key not in REQUIRE_KEYS]
         if unknown:
-            fail(f"unknown key '{unknown[0]}'; valid keys: {', '.join(_REQUIRE_KEYS)}", f"{unknown[0]}")
+            fail(f"unknown key '{unknown[0]}'; valid keys: {', '.join(REQUIRE_KEYS)}", f"{unknown[0]}")
         raw_type = item.get("type")
         if raw_type is None or isinstance(raw_type, (dict, list)) or str(raw_type).strip() == "":
             fail("needs 'type:', one of: " + ", ".join(META_TYPES))
@@ -409,6 +413,7 @@ _TERMS: tuple[tuple[str, str, str | None], ...] = (
     ("image", r"custom images?|自定义镜像", None),
     ("snapshot", r"snapshots?|快照", None),
     ("disk", r"(?:cloud )?disks?|云盘", None),
+    ("network_interface", r"(?:elastic )?network interfaces?|enis?|弹性网卡", None),
     ("oss_bucket", r"(?:oss )?buckets?|存储空间", None),
     ("oss_object", r"oss objects?", None),
     ("ram_access_key", r"accesskey(?: pairs?)?|access ?keys?(?: pairs?)?", None),
@@ -606,9 +611,13 @@ _event("Rds", "CreateDBInstance", creates=("rds_instance",))
 _event("Dds", "CreateDBInstance CreateShardingDBInstance", creates=("mongodb_instance",))
 _event("Dds", "DeleteDBInstance", needs=("mongodb_instance",))
 _event("Kms", "CreateKey", creates=("kms_key",))
-_event("Kms", "ScheduleKeyDeletion CancelKeyDeletion DisableKey EnableKey", needs=("kms_key",))
+_event("Kms", "ScheduleKeyDeletion CancelKeyDeletion", needs=("kms_key",))
+_event("Kms", "DisableKey", needs=(("kms_key", {"status": "Enabled"}),))
+_event("Kms", "EnableKey", needs=(("kms_key", {"status": "Disabled"}),))
 _event("Actiontrail", "CreateTrail", creates=("actiontrail_trail",))
-_event("Actiontrail", "StartLogging StopLogging UpdateTrail DeleteTrail", needs=("actiontrail_trail",))
+_event("Actiontrail", "UpdateTrail DeleteTrail", needs=("actiontrail_trail",))
+_event("Actiontrail", "StopLogging", needs=(("actiontrail_trail", {"status": "Enable"}),))
+_event("Actiontrail", "StartLogging", needs=(("actiontrail_trail", {"status": "Disable"}),))
 _event("Ram", "AttachPolicyToRole", needs=("ram_role",))
 _event("Ram", "AttachPolicyToGroup", needs=("ram_group",))
 _event("Ram", "AttachPolicyToUser", needs=("ram_user",))
@@ -623,6 +632,38 @@ _event("Ram", "DeleteGroup", needs=("ram_group",))
 _event("Ram", "DeleteUser", needs=("ram_user",))
 _event("Ram", "DeleteRole", needs=("ram_role",))
 _event("Ram", "DeletePolicy", needs=("ram_policy",))
+_event("Ram", "DetachPolicyFromUser UpdateUser", needs=("ram_user",))
+_event("Ram", "UpdateGroup", needs=("ram_group",))
+_event("Ram", "UpdateRole", needs=("ram_role",))
+# modifications, and resources without a META type of their own (ENIs, server groups): what they act on
+_event("Ecs", "ModifySecurityGroupAttribute ModifySecurityGroupRule", needs=("security_group",))
+_event("Ecs", "DeleteKeyPairs", needs=("key_pair",))
+_event("Ecs", "DeleteImage ModifyImageAttribute", needs=("image",))
+_event("Ecs", "DeleteSnapshot ModifySnapshotAttribute", needs=("snapshot",))
+_event("Ecs", "DeleteDisk ModifyDiskAttribute", needs=("disk",))
+_event("Ecs", "CreateNetworkInterface", creates=("network_interface",))
+_event("Ecs", "DeleteNetworkInterface ModifyNetworkInterfaceAttribute", needs=("network_interface",))
+_event("Ecs", "AttachNetworkInterface", needs=("network_interface", "ecs_instance"))
+_event("Ecs", "DetachNetworkInterface", needs=("network_interface", "ecs_instance"))
+_event("Vpc", "ModifyVpcAttribute", needs=("vpc",))
+_event("Vpc", "ModifyVSwitchAttribute", needs=("vswitch",))
+_event("Vpc", "DeleteRouteTable ModifyRouteTableAttributes", needs=("route_table",))
+_event("Vpc", "DeleteIpv6Gateway ModifyIpv6GatewayAttribute", needs=("ipv6_gateway",))
+_event("Vpc", "ModifyEipAddressAttribute", needs=("eip",))
+_event("Vpc", "ModifySnatEntry", needs=("snat_entry",))
+_event("Vpc", "ModifyForwardEntry", needs=("dnat_entry",))
+_event("Slb", "CreateVServerGroup DeleteVServerGroup SetVServerGroupAttribute SetLoadBalancerName", needs=("slb",))
+_event("Slb", "StopLoadBalancerListener DeleteLoadBalancerListener", needs=("slb_listener",))
+_event("Slb", "StartLoadBalancerListener", needs=(("slb_listener", {"status": "stopped"}),))
+_event("Alb", "CreateServerGroup DeleteServerGroup UpdateServerGroupAttribute", needs=("vpc",))
+_event("Alb", "StopListener DeleteListener UpdateListenerAttribute", needs=("alb_listener",))
+_event("Alb", "StartListener", needs=(("alb_listener", {"status": "Stopped"}),))
+_event("Alb", "DeleteLoadBalancer UpdateLoadBalancerAttribute", needs=("alb",))
+_event("Rds", "DeleteAccount", needs=("rds_account",))
+_event("Rds", "DeleteDatabase", needs=("rds_database",))
+_event("Rds", "ModifyDBInstanceDescription", needs=("rds_instance",))
+_event("Dds", "ModifyDBInstanceDescription", needs=("mongodb_instance",))
+_event("Kms", "UpdateKeyDescription", needs=("kms_key",))
 
 #: Product words in titles, headings, menu paths and file names (after criteria.PRODUCTS).
 _PRODUCT_WORDS: tuple[tuple[str, str], ...] = (
@@ -783,6 +824,10 @@ def _step(step: Step, product: str | None, collector: _Collector) -> None:
                     break
         if action.intent is Intent.SELECT and action.target and _norm(action.target) in _FIELD_LABELS:
             collector.need(_FIELD_LABELS[_norm(action.target)], evidence)
+        if action.resource and not _conditional(text):  # "click the name of the bucket", "find the instance"
+            named = mentions(action.resource, product)
+            if named:
+                collector.need(named[0].type, evidence)
     # inputs: the objects the text acts on
     for mention in mentions(text, product):
         before = text[max(0, mention.start - 90): mention.start]
@@ -839,6 +884,29 @@ def _line_of(procedure: Procedure, text: str) -> int:
     return procedure.line
 
 
+#: An IPv4 CIDR block a doc gives, and the private address ranges a VPC's block comes from.
+_CIDR = re.compile(r"^(\d{1,3})\.(\d{1,3})\.\d{1,3}\.\d{1,3}/\d{1,2}$")
+
+
+def _address_space(procedure: Procedure, collector: _Collector) -> None:
+    """A vSwitch the procedure creates with the doc's CIDR block ("for example
+    `10.55.16.0/24`") needs a VPC whose block holds it: the private range it is in
+    (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16) becomes the needed VPC's block."""
+    if "vswitch" not in collector.creates or "vpc" not in collector.needs:
+        return
+    for step in procedure.all_steps():
+        for row in step.fields:
+            match = _CIDR.match((row.value or "").strip())
+            if match is None:
+                continue
+            first, second = int(match[1]), int(match[2])
+            block = ("10.0.0.0/8" if first == 10 else "172.16.0.0/12" if first == 172 and 16 <= second <= 31
+                     else "192.168.0.0/16" if (first, second) == (192, 168) else None)
+            if block:
+                collector.attributes.setdefault("vpc", {}).setdefault("cidr_block", block)
+                return
+
+
 def analyze(procedure: Procedure, *, suffix: str | None = None) -> MetaPlan:
     """The procedure's Resource META (closed over dependencies, in dependency order)
     and what it creates. With ``suffix`` every named requirement gets its name."""
@@ -855,6 +923,7 @@ def analyze(procedure: Procedure, *, suffix: str | None = None) -> MetaPlan:
     for meta_type in collector.weak:
         if meta_type in collector.needs and len(collector.creates.get(meta_type, [])) == 1:
             del collector.creates[meta_type]
+    _address_space(procedure, collector)
     creates = collector.creates
     # what the outputs are made in is needed before the procedure runs
     for output in list(creates):

@@ -337,9 +337,13 @@ def render_stack(
     globals_ = {"region": region, "suffix": suffix, "provider": provider}
     stack.files["provider.tf"] = _render(env, template_set, "provider.tf.j2", globals_)
     blocks = []
+    others: dict[str, list[str]] = {}  #: the templates' further outputs (an EIP's address): their own key
     for resource in stack.resources:
         text = _render(env, template_set, f"{resource.meta_type}.tf.j2", {**globals_, **_functions(stack, resource)})
         _check_outputs(text, resource, template_set)
+        for attribute in re.findall(rf'output\s+"{re.escape(resource.address)}_(\w+)"', text):
+            if attribute not in ("id", "name"):
+                others[f"{resource.address}_{attribute}"] = [f"{resource.address}_{attribute}"]
         blocks.append(f"# {resource.meta_type} {resource.index}" + (f": {resource.name}" if resource.name else "") + "\n" + text.strip() + "\n")
     stack.files["main.tf"] = "\n".join(blocks)
     seen: set[str] = set()
@@ -349,6 +353,7 @@ def render_stack(
         stack.outputs[f"{resource.address}_id"] = id_keys
         if resource.name is not None:
             stack.outputs[f"{resource.address}_name"] = name_keys
+    stack.outputs.update(others)
     return stack
 
 

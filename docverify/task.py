@@ -27,9 +27,10 @@ class ExpectedEvent:
     service: str | None = None  #: serviceName, "Oss"
     resource: str | None = None  #: a resource name that must appear in the event, if given
     source: str = "annotation"  #: "annotation" or "built-in"
+    params: dict[str, str] = field(default_factory=dict)  #: request parameters the event must carry
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None}
+        return {k: v for k, v in asdict(self).items() if v is not None and v != {}}
 
     def describe(self) -> str:
         return f"{self.service + ':' if self.service else ''}{self.event}"
@@ -73,6 +74,15 @@ class Task:
 
         return PLACEHOLDER.sub(value, text)
 
+    def unique(self, name: str) -> str:
+        """A doc's example name made unique to this run (``web-01`` ->
+        ``web-01-<suffix>``): the reader picks a name of their own, and a name used
+        by two procedures, or left by an earlier run, must not collide."""
+        suffix = self.context.get("suffix", "")
+        if not suffix or name.endswith(suffix):
+            return name
+        return f"{name}-{suffix}"
+
 
 def placeholder_key(name: str) -> str:
     """A placeholder's name without case or separator differences: ``VPC_ID`` -> ``vpc-id``."""
@@ -97,6 +107,7 @@ def expected_events(procedure: Procedure) -> list[ExpectedEvent]:
                 event=str(item.get("event") or item.get("eventName") or ""),
                 service=_text(item.get("service") or item.get("serviceName")),
                 resource=_text(item.get("resource") or item.get("resourceName")),
+                params={str(k): str(v) for k, v in (item.get("params") or {}).items()},
             )
             for item in annotation.expect
             if item.get("event") or item.get("eventName")

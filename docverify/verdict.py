@@ -48,6 +48,13 @@ class Finding:
     observed: str  #: what the console shows
     candidates: list[str] = field(default_factory=list)  #: nearest labels on the page
     resolved_by: str | None = None  #: what was done instead (a hybrid policy's model), if anything
+    #: "path:line" of an earlier finding this one only follows from: the page never
+    #: changed after that step's action, so this step could not be reached as written
+    consequence_of: str | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
 
     @property
     def message(self) -> str:
@@ -56,13 +63,16 @@ class Finding:
             text += f" (nearest: {', '.join(self.candidates)})"
         if self.resolved_by:
             text += f"; instead: {self.resolved_by}"
+        if self.consequence_of:
+            text += f" (follows from the finding at line {self.consequence_of.rpartition(':')[2]})"
         return text
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["kind"] = self.kind.value
-        if data["resolved_by"] is None:
-            del data["resolved_by"]
+        for key in ("resolved_by", "consequence_of"):
+            if data[key] is None:
+                del data[key]
         return data
 
 
@@ -77,13 +87,20 @@ def decide(
     ``goal_reached`` is the checker's answer: True, False, or None when it could not
     decide (judges disagreed, a budget ran out). An environment error wins over
     everything: a broken console is never a doc defect. Drift is reported whether or
-    not the goal was reached by another path.
+    not the goal was reached by another path. A goal not reached after steps that
+    could not be followed literally is INCONCLUSIVE, not FAIL: those steps (a CLI
+    command, "wait until ...") may be the ones that reach it.
     """
+    findings = list(findings)
     if environment_error:
         return Verdict.ENV_ERROR
     if any(finding.kind.is_drift for finding in findings):
         return Verdict.DRIFT
     if goal_reached is None:
+        return Verdict.INCONCLUSIVE
+    if not goal_reached and any(finding.kind is FindingKind.NOT_VERIFIABLE for finding in findings):
+        # steps that could not be followed literally (a CLI command, "wait until...")
+        # may be what reaches the goal: not an agent failure the check can show
         return Verdict.INCONCLUSIVE
     return Verdict.PASS if goal_reached else Verdict.FAIL
 

@@ -124,6 +124,13 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
     sys.stdout.flush()
     for problem in problems:
         click.echo(str(problem), err=True)
+    blocking = input_errors(procedures, problems)
+    if blocking:
+        raise UsageError(
+            f"{len(blocking)} error(s) in the docs (listed above): nothing was run",
+            hint="fix them (an annotation that cannot be read would lose a procedure's `skip:`, `requires:` or `expect:`)",
+        )
+    console_cloud = app.plugins.get("consoles", config.settings.console.use[0]).cloud
     runnable, skipped = [], []
     for procedure in procedures:
         annotation = procedure.annotation
@@ -132,6 +139,9 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
             skipped.append((procedure, f"skipped by its annotation: {reason}"))
         elif not procedure.all_steps():
             skipped.append((procedure, "has no steps: nothing to check"))
+        elif procedure.cloud and console_cloud and procedure.cloud != console_cloud:
+            skipped.append((procedure, f"not applicable: written for the {CLOUD_NAMES.get(procedure.cloud, procedure.cloud)} "
+                                       f"console; this run checks {CLOUD_NAMES.get(console_cloud, console_cloud)}'s"))
         else:
             runnable.append(procedure)
     for procedure, why in skipped:
@@ -182,6 +192,19 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
     if code == ExitCode.OK and any(p.severity is Severity.ERROR for p in problems):
         return ExitCode.USAGE
     return code
+
+
+#: How reports name the clouds a doc can be written for.
+CLOUD_NAMES = {"alibaba": "Alibaba Cloud", "aws": "AWS", "azure": "Azure", "gcp": "Google Cloud"}
+
+
+def input_errors(procedures: list[Procedure], problems: list) -> list:
+    """The input errors that stop a run before anything runs: those in a file that
+    holds a selected procedure (its annotation may be the one that could not be
+    read), and those that kept a whole file or path from being read."""
+    selected = {procedure.path for procedure in procedures}
+    return [problem for problem in problems
+            if problem.severity is Severity.ERROR and (problem.path in selected or problem.line == 0)]
 
 
 def _finish_reports(reporters, summary, output: Path | None) -> None:

@@ -31,6 +31,7 @@ from docverify.executor import Executor, ExecutorRun, Session, artifact_name, br
 from docverify.policy import Policy
 from docverify.provision import Provisioned, Provisioner
 from docverify.reporter import Reporter
+from docverify.run.consequences import Consequences
 from docverify.secrets import known as known_secrets
 from docverify.secrets import scrub_data
 from docverify.task import Task
@@ -211,6 +212,7 @@ class Runner:
     async def execute(self, session: Session, task: Task, provisioned: Provisioned | None = None,
                       endpoint: ConsoleEndpoint | None = None) -> Outcome:
         outcome = Outcome(started=time.time())
+        consequences = Consequences()
         unblocks = MAX_UNBLOCKS
         episode = self.stages.policy.start(task)
         if provisioned is not None and provisioned.resources:
@@ -250,9 +252,14 @@ class Runner:
                         break
                     if action.kind is ActionKind.FLAG_STEP:
                         assert action.finding is not None
+                        action.finding = consequences.finding(action.finding)
                         outcome.findings.append(action.finding)
+                        turn.action = action.to_dict()
                     else:
+                        previous = observation
                         observation = await self.apply(session, action, turn, outcome)
+                        if action.kind.touches_page:
+                            consequences.page_action(previous, observation, turn.ok)
                         after = await self.screenshot(session, shots, turn.index + 1)
                         turn.screenshot_before, turn.screenshot_after = before, after
                         before = after
@@ -374,6 +381,10 @@ class Runner:
                     "that judges without them")
         if verdict is Verdict.FAIL and outcome.done is not None and outcome.done.status == "blocked":
             return f"{outcome.done.message}; {check.reason}"
+        unfollowed = list(dict.fromkeys(f.step for f in outcome.findings if not f.kind.is_drift))
+        if verdict is Verdict.INCONCLUSIVE and check.goal_reached is False and unfollowed:
+            return (f"{check.reason}; step(s) {', '.join(unfollowed)} could not be followed literally and may be "
+                    "what reaches the goal (a model policy, --policy hybrid, can take them)")
         return check.reason
 
     @staticmethod

@@ -151,11 +151,11 @@ def build(data: dict, key_lines: dict[str, int], line: int, path: str) -> tuple[
                 continue
             setattr(annotation, key, str(value))
         elif key in ("requires", "expect"):
-            items = [value] if isinstance(value, dict) else value
-            if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
-                error(key, f"docverify annotation '{key}' must be a list of mappings (e.g. '- type: ecs_instance')")
+            items, message = _items(key, value)
+            if message is not None:
+                error(key, message)
                 continue
-            setattr(annotation, key, [{str(k): v for k, v in item.items()} for item in items])
+            setattr(annotation, key, items)
         elif key == "skip":
             if not isinstance(value, (bool, str)):
                 error(key, "docverify annotation 'skip' must be true/false or a reason string")
@@ -163,6 +163,46 @@ def build(data: dict, key_lines: dict[str, int], line: int, path: str) -> tuple[
             annotation.skip = value
         keys.add(key)
     return ParsedAnnotation(annotation, keys), problems
+
+
+#: Keys of one ``requires:`` item (Resource META) and of one ``expect:`` item (an audit event).
+REQUIRE_KEYS = ("type", "count", "attributes", "name")
+EXPECT_KEYS = ("event", "service", "resource", "params", "eventName", "serviceName", "resourceName")
+_EXAMPLE = {"requires": "'- type: ecs_instance' or '- vpc'", "expect": "'- {event: PutBucket, service: Oss}' or '- Oss:PutBucket'"}
+
+
+def _items(key: str, value: Any) -> tuple[list[dict[str, Any]], str | None]:
+    """The items of ``requires:`` or ``expect:``, each a mapping: a bare string is
+    shorthand (``- vpc`` is ``{type: vpc}``; ``- Oss:PutBucket`` is ``{service: Oss,
+    event: PutBucket}``). An unknown or missing key is an error, never a silently
+    lost criterion (``{evnt: PutBucket}``)."""
+    raw = [value] if isinstance(value, (dict, str)) else value
+    if not isinstance(raw, list) or not raw:
+        return [], f"docverify annotation '{key}' must be a list, e.g. {_EXAMPLE[key]}"
+    valid = REQUIRE_KEYS if key == "requires" else EXPECT_KEYS
+    first = "type" if key == "requires" else "event"
+    items: list[dict[str, Any]] = []
+    for index, item in enumerate(raw):
+        where = f"docverify annotation '{key}' item {index + 1}"
+        if isinstance(item, str) and item.strip():
+            if key == "requires":
+                items.append({"type": item.strip()})
+            else:
+                service, _, event = item.strip().rpartition(":")
+                items.append({"event": event.strip(), **({"service": service.strip()} if service.strip() else {})})
+            continue
+        if not isinstance(item, dict):
+            return [], f"{where} must be a mapping or a name, e.g. {_EXAMPLE[key]}"
+        mapping = {str(k): v for k, v in item.items()}
+        unknown = [k for k in mapping if k not in valid]
+        if unknown:
+            return [], f"{where} has an unknown key '{unknown[0]}'; valid keys: {', '.join(valid[:4 if key == 'expect' else None])}"
+        if not any(mapping.get(k) not in (None, "") for k in (first, f"{first}Name")):
+            return [], f"{where} needs '{first}:', e.g. {_EXAMPLE[key]}"
+        if key == "expect" and "params" in mapping and not isinstance(mapping["params"], dict):
+            return [], f"{where}: 'params' must be a mapping of request parameters, e.g. {{BucketName: docs-bucket}}"
+        items.append(mapping)
+    return items, None
 
 
 def combine(base: ParsedAnnotation | None, override: ParsedAnnotation | None) -> ParsedAnnotation | None:

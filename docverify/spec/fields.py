@@ -120,6 +120,109 @@ def value_from_text(marked: str) -> str | None:
     return None
 
 
+#: Where a description's sentences end (a list item inside a cell starts a new one too).
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|[。；！？]\s*|\n+|\s{2,}(?=[-+*]\s)")
+#: Sentences that describe a condition or a possibility, not what to do: "If you select **X**, ...".
+_NOT_AN_ORDER = re.compile(
+    r"^(?:[-+*]\s+)?(?:if|when|whether|after|before|once|unless|otherwise|only\s+if|to\s+\w+|for\s+(?:more|example)|"
+    r"如果|若|当|如需|如要|为了|如您|假如)"
+    r"|\b(?:can|may|might|could|cannot|can't|must\s+not|do\s+not|don't|never)\b|可以|可选择|不要|请勿|不能",
+    re.I,
+)
+#: An order to enter or choose, at the start of a sentence ("Optional." and "In this
+#: example," may come first): the value is the emphasised text right after it.
+_ORDER = re.compile(
+    r"^(?:(?:optional|required|in\s+this\s+(?:example|topic)|可选|必选|本示例中?)\s*[.,:，：。]?\s*)?"
+    r"(?:select|choose|pick|enter|type|input|specify|use|keep|set\s+(?:it|this(?:\s+parameter)?|the\s+(?:value|parameter))\s+to|"
+    r"set\s+to|选择|输入|填写|填入|设置为|设为|保持|使用|选中)\s*(?:the\s+|an?\s+)?(?:option\s+|value\s+)?" + _EMPH,
+    re.I,
+)
+#: A run of two or more emphasised choices ("Select **Standard** or **IA**."): options, no value.
+_CHOICE_AFTER = re.compile(r"^\s*(?:,|，|、|/|或者|或|和|\bor\b|\band\b)\s*[" + BOLD_OPEN + EM_OPEN + CODE_OPEN + "]", re.I)
+#: "Default: **X**", "The default value is X", "默认为X", "Only **X** is supported", "仅支持X".
+_STATED = re.compile(
+    r"^(?:default(?:\s+value)?\s*[:：]\s*|the\s+default(?:\s+value)?\s+is\s+|by\s+default,?\s+|默认(?:值)?(?:为|是|[:：])\s*"
+    r"|only\s+|仅支持\s*|只支持\s*)" + _EMPH + r"(?:\s+(?:is|are)\s+(?:supported|available|selected|used))?",
+    re.I,
+)
+#: An order to turn a switch or check box on or off, naming no value: "Turn on the switch.", "打开开关", "不选中".
+_SWITCH = re.compile(
+    r"^(?:(?P<off>turn\s+off|disable|clear(?:\s+the\s+check\s*box)?|do\s+not\s+select|deselect|uncheck|不选中|取消勾选|取消选中|关闭开关|关闭|不开启|不勾选)"
+    r"|turn\s+on|enable|select\s+the\s+check\s*box|check\s+the\s+box|打开开关|开启|选中|勾选)"
+    r"(?:\s+(?:the\s+)?(?:switch|check\s*box|option|it))?\s*(?:[.。，,;；]|$)",
+    re.I,
+)
+#: A number to set, unit after it ("Set the value to 5 Mbit/s.", "Enter 20."): the number.
+_PLAIN_NUMBER = re.compile(
+    r"^(?:(?:optional|可选)\s*[.,:，：。]?\s*)?(?:set\s+(?:it|this(?:\s+parameter)?|the\s+(?:value|parameter))\s+to|enter|specify|输入|设置为|设为)"
+    r"\s*(\d+(?:\.\d+)?)(?:\s*[A-Za-z%]+(?:/[A-Za-z]+)?)?\s*[.。]?$",
+    re.I,
+)
+#: A path on the reader's own machine: an example of where a value comes from, never the value.
+_LOCAL_PATH = re.compile(r"^(?:~[/\\]|\.{1,2}[/\\]|[A-Za-z]:\\|/(?:home|users|root|etc|tmp|var)/)", re.I)
+#: An example the description gives: "Enter a name, for example `web-a1`.", "例如`test`".
+_FOR_EXAMPLE = re.compile(r"(?:\b(?:for\s+example|such\s+as|e\.g\.)|例如|比如|如)[,:，：\s]*" + _EMPH, re.I)
+
+
+def _clauses(marked: str) -> list[str]:
+    """A description's sentences; a Chinese sentence's clauses too ("输入端口，本示例输入`2231`"),
+    except those after a condition ("如果…，选择**X**" stays one conditional sentence)."""
+    out = []
+    for sentence in _SENTENCE_END.split(marked):
+        sentence = sentence.strip()
+        if not sentence:
+            continue
+        if "，" in sentence and not _NOT_AN_ORDER.match(sentence):
+            out.extend(clause.strip() for clause in sentence.split("，") if clause.strip())
+        else:
+            out.append(sentence)
+    return out
+
+
+def value_from_description(marked: str) -> tuple[str | None, bool]:
+    """The value a description cell (or a field bullet) tells the reader to use, and
+    whether it is only an example: ``(value, example)``.
+
+    Alibaba's ``Parameter | Description`` tables carry the value in the
+    description: "Select **IA**.", "Enter `docs_db`.", "Set it to **5**.", "Default:
+    **40**.", "Only **Pay-As-You-Go** is supported.", "选择**TCP**。". Only an order
+    counts: a sentence about a condition or a possibility ("If you select **X**",
+    "You can choose **Y**") names no value, nor does a list of choices ("Select
+    **Standard** or **IA**."). "Enter a name, for example `web-a1`." gives an example
+    (``example=True``): the doc's value for a name the reader may choose.
+    """
+    if _BLANK.search(marked):
+        return "", False
+    found: str | None = None
+    example: str | None = None
+    for sentence in _clauses(marked):
+        if found is None and (switch := _SWITCH.match(plain(sentence))):
+            found = "off" if switch["off"] else "on"  # "Turn on the switch.", "不选中。"
+            continue
+        if found is None and not _NOT_AN_ORDER.search(sentence):
+            match = _ORDER.match(sentence) or _STATED.match(sentence) or _DEFAULT.match(sentence)
+            if match is not None and not _CHOICE_AFTER.match(sentence[match.end():]):
+                found = _emph(match)
+            elif number := _PLAIN_NUMBER.match(plain(sentence)):
+                found = number[1]
+        if example is None:
+            match = _FOR_EXAMPLE.search(sentence)
+            if match is not None and not _CHOICE_AFTER.match(sentence[match.end():]) and not _LOCAL_PATH.match(_emph(match)):
+                example = _emph(match)  # not "paste the contents of a file (for example `~/.ssh/id_rsa.pub`)"
+        match = _EXAMPLE.search(sentence)
+        if match is not None:  # "In this example, **X** is selected": the doc's own choice
+            return _emph(match), False
+    if found is not None:
+        return found, False
+    if example is not None:
+        return example, True
+    text = plain(marked)
+    match = _VERB_PLAIN.match(text)
+    if match:
+        return match[1], False
+    return None, False
+
+
 def bare_value(marked: str) -> str | None:
     """A short cell that is itself a value ("Pay-As-You-Go", "2 Mbps")."""
     text = plain(marked)
@@ -147,8 +250,17 @@ def _required(text: str) -> bool | None:
     return None
 
 
+#: A header that names a group of settings ("Listener configuration", "SSL证书配置"):
+#: its rows are fields, like a "Parameter" column's.
+_SETTINGS_HEADER = re.compile(r"(?:\b(?:configurations?|settings|parameters|options|fields)|配置|设置|参数)$", re.I)
+
+
 def column_roles(header: list[str]) -> list[str | None]:
-    return [_ROLE_OF.get(re.sub(r"\s+", " ", cell).strip().lower().rstrip(":：")) for cell in header]
+    roles = []
+    for cell in header:
+        word = re.sub(r"\s+", " ", cell).strip().lower().rstrip(":：")
+        roles.append(_ROLE_OF.get(word) or ("name" if word and _SETTINGS_HEADER.search(word) else None))
+    return roles
 
 
 def fields_from_table(table: RawTable, render: Callable[[str], str]) -> list[Field]:
@@ -169,6 +281,10 @@ def fields_from_table(table: RawTable, render: Callable[[str], str]) -> list[Fie
     desc_col = roles.index("description") if "description" in roles else None
     required_col = roles.index("required") if "required" in roles else None
     if value_col is None and desc_col is None and required_col is None and "name" not in roles:
+        return []
+    if roles[name_col] is None and value_col is None and required_col is None:
+        # "| Billing method | Description |": the rows are the choices of one setting,
+        # described for the reader, not fields to fill
         return []
 
     fields: list[Field] = []
@@ -192,14 +308,13 @@ def fields_from_table(table: RawTable, render: Callable[[str], str]) -> list[Fie
             continue
         value_marked = render(cells[value_col]) if value_col is not None else ""
         desc_marked = render(cells[desc_col]) if desc_col is not None else ""
-        value = None
+        value, example = None, False
         if value_col is not None:
             value = value_from_text(value_marked)
             if value is None:
                 value = bare_value(value_marked)
         if value is None and desc_marked:
-            match = _EXAMPLE.search(desc_marked)
-            value = _emph(match) if match else None
+            value, example = value_from_description(desc_marked)
         description = plain(desc_marked) if desc_col is not None else plain(value_marked)
         options = options_from_text(desc_marked) or options_from_text(value_marked)
         required = _required(plain(render(cells[required_col]))) if required_col is not None else None
@@ -212,6 +327,7 @@ def fields_from_table(table: RawTable, render: Callable[[str], str]) -> list[Fie
                 required=required,
                 group=group,
                 options=options,
+                example=example,
             )
         )
     return fields
@@ -229,10 +345,12 @@ def field_from_bullet(marked: str, line: int) -> Field | None:
     if not name or NOTE_WORDS.match(name):
         return None
     rest = match[2]
+    value, example = value_from_description(rest)
     return Field(
         name=name,
         line=line,
-        value=value_from_text(rest),
+        value=value,
         description=plain(rest),
         options=options_from_text(rest),
+        example=example,
     )

@@ -42,6 +42,13 @@ _TAG_NAME = re.compile(r"</?\s*([A-Za-z][\w\-.]*)")
 _BREAK_TAG = re.compile(r"<\s*/?\s*br\s*/?\s*>", re.IGNORECASE)
 _PLACEHOLDER_TAG = re.compile(r"<[A-Za-z][\w\-. ]{0,60}>")
 
+#: "**label**" left as text by the inline parser (no marks inside, one line).
+_LEFT_BOLD = re.compile(r"(?<!\*)\*\*(?=[^\s*])([^*\n" + _MARKS + r"]{1,80}?)(?<=\S)\*\*(?!\*)")
+#: Stands for an escaped asterisk while bold marks are sought (control characters never reach here).
+_ESCAPED_STAR = "\x10"
+#: Stands for "**" in Chinese text, out of CommonMark's reach (see parse_inline), and its pairs.
+_STRONG = "\ue011"  # a private-use character: control characters are cleaned out of text
+_CJK_TEXT = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
 #: “label” and 「label」 name UI elements in Chinese (and some English) docs.
 _QUOTED_LABEL = re.compile(r"([“「『])([^”」』\x02\x03\n]{1,60})([”」』])")
 
@@ -52,10 +59,48 @@ def clean(text: str) -> str:
 
 
 def parse_inline(md: MarkdownIt, content: str, env: dict) -> list[Token]:
-    """Inline tokens of `content` (the parser runs with the core inline rule off)."""
+    """Inline tokens of `content` (the parser runs with the core inline rule off).
+
+    In Chinese text CommonMark's flanking rules mispair ``**``: "在**系统配置（选填）**页面
+    ...单击**下一步**" has a closing ``**`` after full-width punctuation and before a
+    letter, which CommonMark will not close. There every ``**`` is kept out of
+    CommonMark's hands (``_STRONG``) and paired by :func:`render_inline` instead, in
+    order, as Chinese writers (and the console's docs renderer) mean them."""
+    strong = "**" in content and _CJK_TEXT.search(content) is not None
+    if strong:
+        content = content.replace("**", _STRONG)
     tokens: list[Token] = []
     md.inline.parse(content, md, env, tokens)
-    return tokens
+    return _paired_strong(tokens) if strong else tokens
+
+
+def _paired_strong(tokens: list[Token]) -> list[Token]:
+    """``tokens`` with each pair of ``_STRONG`` marks in text made a ``strong_open`` /
+    ``strong_close`` pair, in order (an odd last one stays ``**``), so that notes
+    ("**说明：**") and labels read as CommonMark's own bold does."""
+    marks = sum(token.content.count(_STRONG) for token in tokens if token.type == "text")
+    usable = marks - marks % 2
+    out: list[Token] = []
+    opened, seen = False, 0
+    for token in tokens:
+        if token.type != "text" or _STRONG not in token.content:
+            if token.type == "code_inline" and _STRONG in token.content:
+                token.content = token.content.replace(_STRONG, "**")
+            out.append(token)
+            continue
+        pieces = token.content.split(_STRONG)
+        for index, piece in enumerate(pieces):
+            if piece:
+                out.append(Token("text", "", 0, content=piece))
+            if index < len(pieces) - 1:
+                seen += 1
+                if seen > usable:
+                    out.append(Token("text", "", 0, content="**"))
+                else:
+                    out.append(Token("strong_close" if opened else "strong_open", "strong", -1 if opened else 1,
+                                     markup="**"))
+                    opened = not opened
+    return out
 
 
 def render_inline(tokens: Iterable[Token]) -> str:
@@ -64,7 +109,9 @@ def render_inline(tokens: Iterable[Token]) -> str:
     hrefs: list[str] = []
     for token in tokens:
         kind = token.type
-        if kind in ("text", "text_special"):
+        if kind == "text_special" and token.content == "*":
+            out.append(_ESCAPED_STAR)  # "\*" is a literal asterisk, never half of a bold mark
+        elif kind in ("text", "text_special"):
             out.append(clean(token.content))
         elif kind in ("softbreak", "hardbreak"):
             out.append("\n")
@@ -91,6 +138,11 @@ def render_inline(tokens: Iterable[Token]) -> str:
         elif kind == "html_inline":
             out.append(_render_html(token.content))
     marked = "".join(out)
+    if "**" in marked:
+        # CommonMark does not close "**预删除周期（天）**为": full-width punctuation before the
+        # closing "**" and a letter after it; a writer (and the console's own renderer) means bold
+        marked = _LEFT_BOLD.sub(lambda m: BOLD_OPEN + m[1] + BOLD_CLOSE, marked)
+    marked = marked.replace(_ESCAPED_STAR, "*")
     if "“" in marked or "「" in marked or "『" in marked:
         marked = _QUOTED_LABEL.sub(lambda m: m[1] + BOLD_OPEN + m[2] + BOLD_CLOSE + m[3], marked)
     return marked

@@ -77,7 +77,11 @@ def _link(suffix: str = "") -> str:
     return f"{LINK_OPEN}(?P<link{suffix}>[^{LINK_OPEN}{LINK_CLOSE}{LINK_URL}]*){LINK_URL}(?P<url{suffix}>[^{LINK_CLOSE}]*){LINK_CLOSE}"
 
 
-_BARE_URL = r"(?P<bare>https?://[^\s)\]>" + LINK_OPEN + r"]+)"
+_BARE_URL = r"(?P<bare>https?://[^\s)\]>" + LINK_OPEN + r"]*[^\s)\]>.,;:!?" + LINK_OPEN + r"])"
+#: A resource named in running text ("instance", "NAT gateway", "RAM user"): up to four words.
+_NOUN = r"[A-Za-z][\w\-]*(?:\s+[A-Za-z][\w\-]*){0,3}?"
+#: Where such a noun ends: a relative clause, a preposition, punctuation.
+_NOUN_END = r"(?=\s*(?:$|[.,;:!?)]|\s(?:that|which|whose|you|to|in|on|for|from|and|then|by|at|of|under|whose|whom)\b))"
 _CONSOLE_NAME = r"(?P<name>(?:[\w&.\-]+\s+){0,5}?(?:management\s+)?(?:console|portal))\b"
 
 
@@ -121,6 +125,9 @@ ENGLISH = _rules(
     (Intent.FILL, ("for",), r"\bfor\s+(?:the\s+)?" + _label("target") + r",\s*(?:enter|type|specify|input|paste|provide)\s+" + _value("value")),
     (Intent.SELECT, ("for",), r"\bfor\s+(?:the\s+)?" + _label("target") + r",\s*(?:choose|select|pick)\s+" + _value("value")),
     (Intent.FILL, ("enter", "type", "specify", "input"), r"\b(?:in|under)\s+(?:the\s+)?" + _label("target") + r"(?:\s+(?:field|box|text\s+box))?,\s*(?:enter|type|specify|input)\s+" + _value("value")),
+    # "Enter a name in the **Instance Name** field, for example `web-01`.": the field, perhaps an example value
+    (Intent.FILL, ("enter", "type", "specify", "input", "provide"), r"\b(?:enter|type|input|specify|provide)\s+(?:a|an|the|your)\s+[^.,;:\n" + _B + r"]{1,40}?\s+(?:in|into|for)\s+(?:the\s+)?"
+     + _label("target") + r"(?:\s+(?:field|box|text\s+box|parameter))?(?:,?\s+(?:for\s+example|such\s+as|e\.g\.)[,:]?\s+" + _emph("example") + ")?"),
     (Intent.FILL, ("box", "field"), r"\b(?:in|into)\s+the\s+(?P<box>[\w\- ]{1,30}?(?<!dialog)(?<!message)\s(?:box|field)),\s*(?:enter|type|input)\s+" + _value("value")),
     (Intent.FILL, ("enter", "type", "input", "specify", "paste"), r"\b(?:enter|type|input|specify|paste)\s+" + _token_value("value") + r"\s+(?:(?:in|into)\s+the|for(?:\s+the)?)\s+" + _label("target")
      + r"(?:\s+(?:field|box|text\s+box))?"),
@@ -153,10 +160,17 @@ ENGLISH = _rules(
     (Intent.SELECT, ("drop-down", "list", "menu"), r"\band\s+" + _value("value") + r"\s+(?:from|in)\s+the\s+" + _label("target")
      + r"\s+(?:drop-?down(?:\s+list|\s+menu)?|list|menu)"),
     (Intent.SELECT, ("either",), r"\b(?:select|choose)\s+either\s+" + _LN + r"\s+or\s+" + _LN),
+    # "From the **Principal** drop-down list, select the RAM user."
+    (Intent.SELECT, ("drop-down", "list", "menu"), r"\bfrom\s+the\s+" + _label("target") + r"\s+(?:drop-?down(?:\s+list|\s+menu)?|list|menu),?\s+"
+     r"(?:select|choose|pick)\s+" + _value("value")),
     (Intent.FILL, ("enter", "type", "input", "specify", "paste"), r"(?<!" + _B + r")\b(?:enter|type|input|specify|paste)\s+(?:the\s+|a\s+|an\s+)?" + _emph("value")),
     (Intent.VERIFY, ("check", "verify", "confirm", "ensure", "make sure"), r"\b(?:check|verify|confirm|ensure|make\s+sure)\s+(?:that|whether|if)\b"),
     (Intent.VERIFY, ("displayed", "shown", "listed", "appear"), r"\b(?:is|are)\s+(?:displayed|shown|listed)\b|\bappears?\s+(?:in|on)\s+the\b"),
     (Intent.CLICK, ("name", "id"), r"\bclick(?:ing)?\s+the\s+(?:name|id)\s+of\s+the\s+" + _label("target")),
+    # "click the name of the bucket", "click the ID of the target instance", "click the instance ID"
+    (Intent.OPEN_RESOURCE, ("name", "id"), r"\bclick(?:ing)?\s+(?:on\s+)?(?:the\s+)?(?:"
+     r"(?P<part>(?:logon\s+|display\s+|user\s*)?name|id)\s+of\s+(?:the|a|an|your)\s+(?:target\s+|desired\s+|new\s+)?(?P<noun>" + _NOUN + r")"
+     r"|(?:target\s+|desired\s+)?(?P<noun2>" + _NOUN + r")\s+(?P<part2>(?:logon\s+|display\s+|user\s*)?name|id))" + _NOUN_END),
     (Intent.CLICK, ("click", "choose", "select", "press", "tap"), r"\b(?P<verb>click|choose|select|press|tap)(?:ing)?\s+(?:the\s+)?(?:button\s+)?" + _label("target")),
     # catch-alls: a verb without a label
     (Intent.FILL, ("enter", "type", "input"), r"(?<!" + _B + r")(?<!to\s)\b(?:enter|type|input)\s+(?:a|an|the|your|its|their|one|up\s+to)\b"),
@@ -170,8 +184,8 @@ CHINESE = _rules(
     (Intent.OPEN_CONSOLE, ("登录",), r"登录(?:到)?\s*(?:" + _link() + r"|(?P<name>[\w\u4e00-\u9fff]{0,20}?控制台))"),
     (Intent.OPEN_URL, ("访问", "打开", "进入", "前往"), r"(?:访问|打开|进入|前往)\s*" + _link()),
     (Intent.NAVIGATE, ("导航", "菜单栏"), r"在(?:左侧|顶部|上方)?(?:导航栏|导航窗格|菜单栏)(?:中)?[，,]?\s*(?:选择|单击|点击)\s*(?P<path>" + _PATH + "|" + _LN + ")"),
-    (Intent.CONFIRM, ("对话框", "提示", "弹窗", "弹出框", "确认框"), r"(?:对话框|提示框|弹窗|弹出框|确认框|提示)[^。；\n]{0,30}?(?:单击|点击)\s*" + _label("target")),
-    (Intent.SELECT_REGION, ("地域", "区域"), r"选择(?:目标|所需|您的|相应的)?(?:地域|区域)(?:\s*" + _emph("value") + ")?"),
+    (Intent.CONFIRM, ("对话框", "提示", "弹窗", "弹出框", "确认框"), r"(?:对话框|提示框|弹窗|弹出框|确认框|提示)(?:(?!设置|输入|选择|配置|填写|填入|完成)[^。；\n]){0,30}?(?:单击|点击)\s*" + _label("target")),
+    (Intent.SELECT_REGION, ("地域", "区域"), r"选择(?:目标|所需|您的|相应的|[^，,。；\n" + _B + r"]{0,12}?的)?(?:地域|区域)(?:\s*" + _emph("value") + ")?"),
     (Intent.SELECT_REGION, ("地域", "区域"), r"选择\s*" + _emph("value") + r"\s*(?:地域|区域)"),
     (Intent.TOGGLE, ("打开", "关闭", "开启", "启用", "禁用", "停用"), r"(?P<state>打开|关闭|开启|启用|禁用|停用)\s*" + _label("target")),
     (Intent.TOGGLE, ("选中", "勾选"), r"(?P<state>选中|勾选|取消勾选|取消选中)\s*" + _label("target")),
@@ -181,13 +195,23 @@ CHINESE = _rules(
     (Intent.FILL, ("和", "及", "与", "、"), r"(?:输入|填写|设置|配置|指定)\s*(?P<fieldlist>" + _QLN + r"(?:\s*[、，,]\s*" + _QLN
      + r")*\s*(?:和|及|以及|与)\s*" + _QLN + ")"),
     (Intent.FILL, ("输入", "填写"), r"在" + _label("target") + r"(?:中|框中|文本框中|输入框中)?[，,]?\s*(?:输入|填写)\s*" + _emph("value")),
+    # "在**实例名称**文本框中，输入实例名称（例如`web-01`）。": the field, perhaps an example value
+    (Intent.FILL, ("输入", "填写"), r"在" + _label("target") + r"(?:中|框中|文本框中|输入框中|区域)?[，,]?\s*(?:输入|填写)[^。；\n" + _B + r"]{0,30}?"
+     r"(?:(?:例如|比如|如)[：:，,]?\s*" + _emph("example") + ")?"),
+    # "单击**Static Pages**右侧的**设置**": the second label is the control
+    (Intent.CLICK, ("右侧", "左侧", "旁边", "下方", "上方", "后面", "后的"), r"(?:单击|点击)\s*" + _LN + r"\s*(?:右侧|左侧|旁边|下方|上方|后面|后)的?\s*" + _label("target")),
     (Intent.NAVIGATE, (">", "→", "»", "›", "＞"), r"(?:选择|单击|点击|进入)?\s*(?P<path>" + _PATH + ")"),
     (Intent.FILL, ("输入", "填写", "填入"), r"(?:输入|填写|填入)\s*" + _label("target")),
     (Intent.FILL, ("输入", "填写", "填入"), r"(?:输入|填写|填入)"),
+    # "设置**预删除周期（天）**为`7`": a field and its value
+    (Intent.SELECT, ("设置", "设为", "修改"), r"(?:设置|修改)\s*" + _label("target") + r"\s*(?:为|成)\s*" + _emph("value")),
     (Intent.SELECT, ("选择",), r"(?:在" + _label("target") + r"(?:中|区域|下拉列表中|列表中)?[，,]?\s*)?选择\s*" + _label("value")),
     (Intent.VERIFY, ("查看", "确认", "显示", "出现"), r"查看|确认[^，。；\n]{0,30}?(?:信息|配置|是否|状态)|(?:显示|出现)在[^。\n]{0,15}?列表"),
     (Intent.CLICK, ("单击", "点击"), r"(?:单击|点击)[^，。；\n" + _B + r"]{0,20}?" + _label("column") + r"(?:列|栏)(?:下|中)?的?\s*" + _label("target")),
     (Intent.CLICK, ("单击", "点击", "click"), r"(?:单击|点击|click)\s*(?:目标)?" + _label("target")),
+    # "单击目标实例ID", "单击Bucket名称", "单击目标RAM用户的用户名": an existing resource's page
+    (Intent.OPEN_RESOURCE, ("单击", "点击"), r"(?:单击|点击)\s*(?:目标|需要操作的|要操作的|待操作的|该|此)?\s*(?P<noun>[A-Za-z\u4e00-\u9fff]{1,12}?)\s*的?\s*"
+     r"(?P<part>ID|id|名称|名字|用户名|登录名称?)(?![A-Za-z\u4e00-\u9fff])"),
     (Intent.CLICK, ("单击", "点击"), r"单击|点击"),
 )
 
@@ -202,6 +226,8 @@ _BUTTON_WORDS = frozenset(
     "review save search start stop submit update upload view yes activate allocate assign attach authorize "
     "configure detach disable enable grant install reboot reset retry revoke run set unbind bind change".split()
 )
+#: Bold text that names a field rather than a value to type in it.
+_FIELD_LABEL = re.compile(r"(?:\b(?:name|description|id|password|port|address|cidr block|remarks?)|名称|描述|密码|端口|地址|备注)$", re.IGNORECASE)
 _CONFIRM_LABELS = re.compile(r"^(?:ok|confirm|yes|确定|确认|是)$", re.IGNORECASE)
 _DIALOG_WORDS = re.compile(r"dialog|message|prompt|pop-?up|confirmation|对话框|提示|弹窗|弹出框", re.IGNORECASE)
 _NOT_LITERAL = re.compile(r"^(?:a|an|the|your|one|this|that|any|all|each|some|its|their|whether|if|how|up\s+to)\b", re.IGNORECASE)
@@ -240,12 +266,42 @@ def extract_actions(marked: str, first_line: int) -> list[Action]:
             accepted.append((start, end, rule, match))
     accepted.sort(key=lambda item: item[0])
     actions: list[Action] = []
-    for _, _, rule, match in accepted:
+    starts: list[int] = []
+    for start, _, rule, match in accepted:
         if match.groupdict().get("fieldlist"):
-            actions.extend(_field_list(rule.intent, match, text, first_line))
+            found = _field_list(rule.intent, match, text, first_line)
         else:
-            actions.append(_action(rule.intent, match, text, first_line))
+            found = [_action(rule.intent, match, text, first_line)]
+        actions.extend(found)
+        starts.extend([start] * len(found))
+    _resource_context(text, actions, starts)
     return _fix_up(actions)
+
+
+#: "find the instance that you want to stop", "locate the target bucket", "找到目标实例":
+#: the step acts on one existing resource, a row of a list.
+_FIND_EN = re.compile(r"\b(?:find|locate|search\s+for)\s+(?:the|a|an|your)\s+(?:target\s+|desired\s+|new\s+)?(?P<noun>" + _NOUN + ")" + _NOUN_END, re.I)
+_FIND_ZH = re.compile(r"找到(?:目标|要|需要|待|您要|您需要)?(?:[^，。；,\n" + _B + r"]{0,12}?的)?(?P<noun>[A-Za-z\u4e00-\u9fff]{1,10}?)(?=[，,。；：:\s]|$|并|后|然后|所在|对应)")
+#: Intents that act on a row's control, once the step has named the row.
+_ROW_INTENTS = (Intent.CLICK, Intent.NAVIGATE, Intent.TOGGLE, Intent.SELECT)
+
+
+def _resource_context(text: str, actions: list[Action], starts: list[int]) -> None:
+    """Mark the actions that follow "find the X" with the resource X they act on; an
+    OPEN_RESOURCE action carries its own (its noun, and which link: name or id)."""
+    for action in actions:
+        if action.intent is Intent.OPEN_RESOURCE and action.resource:
+            return
+    pattern = _FIND_ZH if _CJK.search(text) else _FIND_EN
+    found = pattern.search(text)
+    if found is None:
+        return
+    noun = re.sub(r"^(?:目标|该|此)", "", plain(found["noun"]).strip())
+    if not noun or noun.lower() in ("following", "page", "section", "list", "button", "option", "tab", "icon", "column"):
+        return
+    for action, start in zip(actions, starts):
+        if start >= found.start() and action.intent in _ROW_INTENTS and action.resource is None:
+            action.resource = noun
 
 
 def _field_list(intent: Intent, match: re.Match, text: str, first_line: int) -> list[Action]:
@@ -276,11 +332,19 @@ def _action(intent: Intent, match: re.Match, text: str, first_line: int) -> Acti
     if url:
         action.url = url
     value = _group(groups, "value")
+    example = _group(groups, "example")
     if value is not None:
         action.value = plain(value)
+    elif example is not None:
+        action.value, action.example = plain(example), True
     elif groups.get("value_p"):
         literal = plain(groups["value_p"])
         action.value = None if _NOT_LITERAL.match(literal) or len(literal.split()) > 3 else literal
+    if intent is Intent.OPEN_RESOURCE:
+        action.resource = plain(groups.get("noun") or groups.get("noun2") or "") or None
+        part = (groups.get("part") or groups.get("part2") or "").lower()
+        action.value = "id" if part == "id" else "name"
+        return action
     if groups.get("path"):
         action.path = path_labels(groups["path"])
         action.target = action.path[-1] if action.path else action.target
@@ -290,6 +354,9 @@ def _action(intent: Intent, match: re.Match, text: str, first_line: int) -> Acti
     state = groups.get("state")
     if state:
         action.value = _STATE.get(state.lower())
+    if intent is Intent.FILL and target is None and groups.get("value") is not None and _FIELD_LABEL.search(plain(groups["value"])):
+        # "Specify **Instance Name**.": a bold label is the field, not the text to type
+        action.target, action.value = plain(groups["value"]), None
     if intent is Intent.CLICK and (groups.get("verb") or "").lower() == "select" and target and not _is_button(plain(target)):
         action.intent, action.value, action.target = Intent.SELECT, plain(target), None
     if intent is Intent.CONFIGURE:
@@ -298,6 +365,13 @@ def _action(intent: Intent, match: re.Match, text: str, first_line: int) -> Acti
             context = found
         if context is not None:
             action.target = plain(context["section"] or context["section2"] or "")
+    elif intent in (Intent.CLICK, Intent.CONFIRM, Intent.TOGGLE, Intent.SELECT, Intent.FILL):
+        # "In the **Lifecycle** section, click **Create Rule**": where on the page the control is
+        sentence = max(text.rfind(". ", 0, match.start()), text.rfind("。", 0, match.start()), text.rfind("\n", 0, match.start()))
+        for found in _SECTION_CONTEXT.finditer(text, sentence + 1, match.start() + 1):
+            label = plain(found["section"] or found["section2"] or "")
+            if label and label != action.target:
+                action.context = label
     if intent is Intent.CLICK and action.target and _CONFIRM_LABELS.match(action.target):
         sentence_start = max(text.rfind(".", 0, match.start()), text.rfind("。", 0, match.start()), text.rfind("\n", 0, match.start()))
         if _DIALOG_WORDS.search(text, sentence_start + 1, match.start()):
@@ -341,6 +415,24 @@ _PRODUCT_SUFFIX = re.compile(r"\s*(?:management\s+console|console|管理控制�
 _CONSOLE_MENTION = re.compile(
     r"\b((?:[A-Z][\w&\-]*\s){0,2}[A-Z][\w&\-]*)\s+(?:management\s+)?console\b|([A-Za-z0-9\u4e00-\u9fff]{1,12}?)(?:管理)?控制台"
 )
+
+
+#: Whose console a doc is for, by the consoles it names and the links it opens.
+_CLOUDS = (
+    ("aws", re.compile(r"\baws\b|\bamazon\s+[\w\- ]{0,40}console|aws\.amazon\.com|amazonaws\.com", re.IGNORECASE)),
+    ("azure", re.compile(r"\bazure\s+portal\b|portal\.azure\.com|\bmicrosoft\s+azure\b", re.IGNORECASE)),
+    ("gcp", re.compile(r"\bgoogle\s+cloud\s+console\b|console\.cloud\.google\.com", re.IGNORECASE)),
+    ("alibaba", re.compile(r"aliyun\.com|alibabacloud\.com|\balibaba\s+cloud\b|阿里云", re.IGNORECASE)),
+)
+
+
+def cloud_named(texts: list[str]) -> str | None:
+    """The cloud whose console ``texts`` (console names, link URLs) belong to, if one says."""
+    for text in texts:
+        for cloud, pattern in _CLOUDS:
+            if text and pattern.search(text):
+                return cloud
+    return None
 
 
 def console_mentioned(text: str) -> str | None:

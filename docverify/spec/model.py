@@ -23,6 +23,7 @@ class Intent(StrEnum):
     OPEN_URL = "open_url"  #: "Open https://..."
     SELECT_REGION = "select_region"  #: "In the top navigation bar, select a region"
     CLICK = "click"  #: "Click **Create Bucket**"
+    OPEN_RESOURCE = "open_resource"  #: "Click the name of the bucket", "单击目标实例ID": an existing one's page
     NAVIGATE = "navigate"  #: a menu path, "choose **Network & Security** > **Security Groups**"
     FILL = "fill"  #: "enter docs_db in the **Database Name** field"
     SELECT = "select"  #: "select **Standard** from **Storage Class**"
@@ -69,6 +70,7 @@ class Field:
     required: bool | None = None
     group: str | None = None  #: the group-header row above it, if the table has groups
     options: list[str] = field(default_factory=list)  #: bold choices listed in the cell
+    example: bool = False  #: ``value`` is the doc's example ("for example `web-01`"), not an order
 
 
 @dataclass
@@ -87,7 +89,9 @@ class Action:
     ``target`` is the UI label acted upon (button, field, option, menu item); for
     NAVIGATE, ``path`` is the menu path; for FILL/SELECT, ``value`` is what to
     enter or choose; for OPEN_CONSOLE, ``target`` is the console name and ``url``
-    its link if given.
+    its link if given. ``resource`` names the existing resource a row's control
+    belongs to ("find the **instance** and click **Start**"); for OPEN_RESOURCE,
+    ``value`` says which of its links ("name" or "id").
     """
 
     intent: Intent
@@ -96,6 +100,9 @@ class Action:
     path: list[str] = field(default_factory=list)
     value: str | None = None
     url: str | None = None
+    resource: str | None = None  #: the existing resource it acts on ("instance" in "find the instance and click ...")
+    example: bool = False  #: ``value`` is the doc's example ("for example `web-01`"), not an order
+    context: str | None = None  #: the part of the page it is in: "Lifecycle" in "In the **Lifecycle** section, click ..."
 
 
 @dataclass
@@ -159,6 +166,7 @@ class Procedure:
     placeholders: list[str] = field(default_factory=list)
     annotation: Annotation | None = None
     language: str = "en"  #: "en" or "zh" (detected)
+    cloud: str | None = None  #: whose console the doc is for: "alibaba", "aws", "azure", "gcp"; None: not said
 
     def all_steps(self) -> list[Step]:
         """Steps in document order, sub-steps and alternatives' steps included."""

@@ -33,7 +33,7 @@ from docverify.spec.annotations import ParsedAnnotation, combine, for_procedure,
 from docverify.spec.decoding import decode, normalize
 from docverify.spec.discovery import discover
 from docverify.spec.front_matter import split_front_matter
-from docverify.spec.intents import console_mentioned, product_from_console
+from docverify.spec.intents import cloud_named, console_mentioned, product_from_console
 from docverify.spec.language import detect_language
 from docverify.spec.model import Diagnostic, Document, Intent, Procedure, Severity
 from docverify.spec.procedures import ProcedureAssembler
@@ -206,7 +206,23 @@ def _finish(
         steps = procedure.all_steps()
         procedure.placeholders = list(dict.fromkeys(p for step in steps for p in step.placeholders))
         procedure.language = detect_language(procedure.title + "\n" + "\n".join(step.text for step in steps))
+        procedure.cloud = _cloud(procedure, front)
         document.procedures.append(procedure)
+    document_cloud = next((p.cloud for p in document.procedures if p.cloud), None)
+    for procedure in document.procedures:  # a fragment of a doc for one cloud is for that cloud too
+        procedure.cloud = procedure.cloud or document_cloud
+
+
+def _cloud(procedure: Procedure, front: dict) -> str | None:
+    """Whose console the procedure is for: the consoles its steps open and the links
+    they follow, else the front matter (Azure docs carry ``ms.service``)."""
+    consoles = [text for step in procedure.all_steps() for action in step.actions
+                if action.intent in (Intent.OPEN_CONSOLE, Intent.OPEN_URL)
+                for text in (action.target or "", action.url or "")]
+    found = cloud_named(consoles)
+    if found is None and "ms.service" in front:
+        return "azure"
+    return found
 
 
 def _console_product(procedure: Procedure) -> str | None:

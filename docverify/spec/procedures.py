@@ -125,7 +125,7 @@ class ProcedureAssembler:
                 self.building.buffer.append(block)
         self._close()
         if self.annotation is not None:
-            self.source.warn(self.annotation.annotation.line, "docverify annotation is not followed by a procedure; ignored")
+            self._unplaced_annotation()
         return self.result
 
     # -- blocks --------------------------------------------------------------
@@ -142,8 +142,7 @@ class ProcedureAssembler:
             if self.annotation_scope is None:  # the annotation was right before this heading
                 self.annotation_scope = level
             elif level <= self.annotation_scope:  # its section ended without a procedure
-                self.source.warn(self.annotation.annotation.line, "docverify annotation is not followed by a procedure; ignored")
-                self.annotation = None
+                self._unplaced_annotation()
         while self.headings and self.headings[-1].level >= level:
             self.headings.pop()
         prerequisite = is_prerequisite_heading(title) or any(h.prerequisite for h in self.headings)
@@ -254,6 +253,17 @@ class ProcedureAssembler:
         if self.annotation is not None:
             self.source.warn(self.annotation.annotation.line, "docverify annotation is not followed by a procedure; ignored")
         self.annotation, self.annotation_fresh, self.annotation_scope = parsed, True, None
+
+    def _unplaced_annotation(self) -> None:
+        """An annotation whose section ended without a procedure: before the file's
+        first procedure it gives the file's defaults (as one before the first heading
+        does); after one, it belongs to nothing."""
+        assert self.annotation is not None
+        if not self.result.procedures and self.building is None:
+            self.result.document_annotation = combine(self.result.document_annotation, self.annotation)
+        else:
+            self.source.warn(self.annotation.annotation.line, "docverify annotation is not followed by a procedure; ignored")
+        self.annotation = None
 
     def _place_annotation(self, block: SyntaxTreeNode) -> None:
         """Decide what the annotation just seen belongs to, from the block after it."""

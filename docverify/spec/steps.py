@@ -47,6 +47,24 @@ _ALT_TRIGGER = re.compile(
 )
 _ALT_ITEM = re.compile(r"^(?:method|option|approach|way)\s*\d+\b|^(?:方式|方法)[一二三四五六七八九十\d]+", re.IGNORECASE)
 _ALSO = re.compile(r"^(?:you\s+can\s+also\b|alternatively\b|or,?\s+you\s+can\b|您也可以|也可以|或者)", re.IGNORECASE)
+#: A sentence that says what the reader could do, not what to do: "After the listener
+#: stops, you can click **Start** to start it again." (its controls are named, not clicked).
+_ASIDE = re.compile(r"\b(?:you|users?)\s+(?:can|may|could)\b(?!\s+(?:also|now)\b)|您可以|你可以|用户可以|可以(?:再|重新)", re.IGNORECASE)
+_SENTENCE = re.compile(r"[^.!?。！？]*(?:[.!?](?=\s|$)|[。！？]|$)")
+
+
+def _without_asides(marked: str) -> str:
+    """``marked`` with its aside sentences blanked out (same length, line breaks kept,
+    so the actions left keep their lines)."""
+    if not _ASIDE.search(marked):
+        return marked
+    out = []
+    for match in _SENTENCE.finditer(marked):
+        sentence = match.group(0)
+        out.append(re.sub(r"[^\n]", " ", sentence) if _ASIDE.search(sentence) else sentence)
+    return "".join(out)
+
+
 _TITLE_SPLIT = re.compile(r"^(.{1,80}?)(?:\s*[:：]\s+|\s+[–—-]\s+)(.+)$", re.S)
 
 
@@ -141,7 +159,7 @@ class StepBuilder:
         step.labels.extend(labels(marked))
         step.menu_paths.extend(path for path in menu_paths(marked) if path not in step.menu_paths)
         state.placeholder_text.append(plain(marked))
-        actions = extract_actions(marked, first_line)
+        actions = extract_actions(marked if _ALSO.match(plain(marked)) else _without_asides(marked), first_line)
         step.actions.extend(actions)
         step.fields.extend(_inline_fields(actions))
 
@@ -270,7 +288,7 @@ def _letter(index: int) -> str:
 def _inline_fields(actions: list[Action]) -> list[Field]:
     """FILL/SELECT actions on a named field are also fields ("enter docs_db in the **Database Name** field")."""
     return [
-        Field(name=action.target, line=action.line, value=action.value)
+        Field(name=action.target, line=action.line, value=action.value, example=action.example)
         for action in actions
         if action.intent in (Intent.FILL, Intent.SELECT) and action.target
     ]

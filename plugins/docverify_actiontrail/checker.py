@@ -8,7 +8,11 @@ margin for clock skew, for the endpoint's account. The log lags behind the
 console, so a criterion not met yet is queried again, backing off, until the
 delay budget is spent.
 
-- Every criterion met by an event without ``errorCode`` -> goal reached.
+- Every criterion met by an event without ``errorCode`` -> goal reached, provided
+  the events carry the values the doc gave: a criterion's ``params``, and every
+  value the procedure typed into a field from the doc (a name, a CIDR block, a
+  description). An event without them is the goal reached some other way than
+  the doc says -> not reached, the reason naming the value.
 - Only failed events for a criterion -> not reached; the reason quotes the error.
 - No event at all -> not reached; the reason names the event and the window.
 - The audit log cannot be asked (unreachable, credentials refused, the client
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -43,7 +48,14 @@ AUTH_CODES = (
     "Forbidden", "NoPermission", "Unauthorized", "AccessDenied",
 )
 #: The fields of an event kept as evidence.
-EVIDENCE_FIELDS = ("eventId", "eventName", "serviceName", "eventTime", "resourceName", "errorCode", "errorMessage")
+EVIDENCE_FIELDS = ("eventId", "eventName", "serviceName", "eventTime", "resourceName", "errorCode", "errorMessage",
+                   "requestParameters")
+#: Request parameters never copied into evidence.
+SECRET_PARAM = re.compile(r"password|secret|signature|token|privatekey|publickeybody", re.I)
+#: A request parameter the audit log masks.
+MASK = re.compile(r"^[*•]{3,}$")
+#: Fields typed into that filter a list, not set a value: their text is in no event.
+SEARCH_FIELD = re.compile(r"search|filter|keyword|搜索|查询|过滤", re.I)
 
 
 class ActionTrailChecker(Checker):
@@ -100,7 +112,7 @@ class ActionTrailChecker(Checker):
                 break
             await asyncio.sleep(min(pause, left))
             pause = min(pause * 2, POLL_CAP_S)
-        return _result(self.name, lookups, start, end)
+        return _result(self.name, lookups, start, end, _applied_values(evidence))
 
 
 @dataclass
@@ -127,6 +139,8 @@ class Lookup:
 
     def matches(self, event: dict[str, Any], account_id: str | None) -> bool:
         if event.get("eventName") != self.criterion.event:
+            return False
+        if self.criterion.params and not all(_carries(event, value, key) for key, value in self.criterion.params.items()):
             return False
         if account_id and str((event.get("userIdentity") or {}).get("accountId") or "") != account_id:
             return False
@@ -244,13 +258,20 @@ def iso(t: float) -> str:
     return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _result(checker: str, lookups: list[Lookup], start: float, end: float) -> CheckResult:
+def _result(checker: str, lookups: list[Lookup], start: float, end: float,
+            applied: list[tuple[str, str]] = ()) -> CheckResult:
     window = f"between {iso(math.floor(start))} and {iso(math.ceil(end))}"
     found = [(lookup, lookup.success) for lookup in lookups if lookup.success is not None]
     evidence = [_trim(event) for _, event in found]
     evidence += [_trim(event) for lookup in lookups if lookup.success is None for event in lookup.failures.values()]
     if len(found) == len(lookups):
         listed = "; ".join(f"{lookup.describe()} (event id {event.get('eventId')})" for lookup, event in found)
+        lost = [(field, value) for field, value in applied if not any(_carries(event, value) for _, event in found)]
+        masked = sum(1 for _, event in found for value in _values(event.get("requestParameters")) if MASK.match(value))
+        if len(lost) > masked:  # a value the log masks (a public key, a password) cannot be checked
+            values = ", ".join(f"{field} = {value!r}" for field, value in lost)
+            return CheckResult(checker, False, f"audit log: {listed}, but without the value(s) the doc gives: {values} "
+                                               "(the console did not apply them)", evidence)
         return CheckResult(checker, True, f"audit log: {listed}", evidence)
     missing = []
     for lookup in lookups:
@@ -269,7 +290,37 @@ def _result(checker: str, lookups: list[Lookup], start: float, end: float) -> Ch
 
 
 def _trim(event: dict[str, Any]) -> dict[str, Any]:
-    return {key: event[key] for key in EVIDENCE_FIELDS if event.get(key) not in (None, "")}
+    kept = {key: event[key] for key in EVIDENCE_FIELDS if event.get(key) not in (None, "", {})}
+    if isinstance(kept.get("requestParameters"), dict):
+        kept["requestParameters"] = {key: value for key, value in kept["requestParameters"].items()
+                                     if not SECRET_PARAM.search(str(key))}
+    return kept
+
+
+def _applied_values(evidence: Evidence) -> list[tuple[str, str]]:
+    """(field, value) the procedure typed into the console's fields and that the goal's
+    events must carry: not secrets, not a search box, not a blank."""
+    out: dict[tuple[str, str], None] = {}
+    for turn in evidence.turns:
+        action = turn.action
+        if action.get("kind") != "fill" or action.get("secret") or not turn.ok:
+            continue
+        value, field = str(action.get("value") or "").strip(), str(action.get("target") or "")
+        if value and "*" not in value and not SEARCH_FIELD.search(field):
+            out[(field, value)] = None
+    return list(out)
+
+
+def _carries(event: dict[str, Any], value: str, key: str | None = None) -> bool:
+    """Whether the event's request parameters (the one named ``key``, or any) hold
+    ``value``: equal, or containing it, ignoring case and surrounding space."""
+    wanted = str(value).strip().casefold()
+    parameters = event.get("requestParameters") or {}
+    if key is not None:
+        parameters = {k: v for k, v in parameters.items() if str(k).casefold() == key.casefold()} \
+            if isinstance(parameters, dict) else {}
+    return any(wanted == text.strip().casefold() or wanted in text.casefold() for text in _values(parameters)) \
+        or (key is None and wanted in str(event.get("resourceName") or "").casefold())
 
 
 def _typed_names(evidence: Evidence) -> tuple[str, ...]:

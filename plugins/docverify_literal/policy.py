@@ -28,7 +28,7 @@ from pydantic import Field as Option
 from docverify.actions import Action, ActionKind, Observation
 from docverify.console import origin
 from docverify.locate import (
-    CLICKABLE, CLOSE_THRESHOLD, Element, Located, MatchKind, children, is_chinese, locate, normalize, similarity,
+    CLICKABLE, CLOSE_THRESHOLD, Element, Located, MatchKind, children, is_chinese, locate, normalize, similarity, within,
 )
 from docverify.policy import Episode, Policy
 from docverify.spec.model import Action as DocAction
@@ -36,6 +36,7 @@ from docverify.spec.model import Field, Intent, Step
 from docverify.task import PLACEHOLDER, Task
 from docverify.trajectory import StepStatus
 from docverify.verdict import Finding, FindingKind
+from docverify_literal.rows import CONTEXT_KEY, known_for_field, resource_link, resource_row
 
 #: English names of common region ids, as region selectors show them.
 REGION_NAMES = {
@@ -64,7 +65,8 @@ FIELD_ROLES = ("textbox", "searchbox", "spinbutton", "combobox", "listbox", "gro
 ON_WORDS = {"yes", "on", "enable", "enabled", "selected", "select", "true", "checked", "开启", "是", "启用", "选中", "开通"}
 OFF_WORDS = {"no", "off", "disable", "disabled", "clear", "cleared", "false", "unchecked", "关闭", "否", "禁用", "不开通"}
 #: Alert texts that say a required value is missing rather than wrong.
-REQUIRED = re.compile(r"required|must be (?:specified|set|provided)|cannot be empty|is empty|不能为空|必填", re.I)
+REQUIRED = re.compile(r"required|mandatory|not supplied|is missing|must be (?:specified|set|provided)|cannot be empty|is empty|"
+                      r"不能为空|必填|不能为空|缺少", re.I)
 #: Texts of an empty list.
 EMPTY = re.compile(r"^(?:no data(?: available)?|no records?(?: found)?|no items?|no results?(?: found)?|"
                    r"暂无数据|没有数据|无数据)\.?$", re.I)
@@ -82,6 +84,21 @@ ROW_CONTEXT = re.compile(r"\b(?:find|locate)\b|actions?\s+column|next\s+to|in\s+
 CHOOSE = re.compile(r"^\s*(?:select|choose|选择)", re.I)
 #: Field names that are names: a doc that gives no value still needs one typed.
 NAME_FIELD = re.compile(r"(?:\bname|名称)\s*$", re.I)
+#: A step that names the console's side menu.
+NAVIGATION_PANE = re.compile(r"navigation\s+(?:pane|bar|menu|panel|tree)|导航栏|导航窗格", re.I)
+#: A wizard's button to its next page, named for that page ("Next: Networking", "下一步：网络和安全组").
+WIZARD_NEXT = re.compile(r"^\s*(?:next|下一步)\s*[:：]\s*\S", re.I)
+#: Words that stay whole in an abbreviation ("Elastic IP Address" is EIP).
+ABBREVIATED = frozenset({"ip", "db", "os", "ssl", "dns", "cdn", "api", "ecs", "vpc", "nat", "ram"})
+#: Fields that take the reader's SSH public key.
+PUBLIC_KEY_FIELD = re.compile(r"public\s*key|公钥", re.I)
+#: A field description that says the field shows only in some cases.
+CONDITIONAL_FIELD = re.compile(
+    r"\bonly\s+(?:when|if|after|for|in)\b|\b(?:is|are)\s+(?:displayed|shown|available|required)\s+only\b"
+    r"|\b(?:appears?|displayed|shown)\s+(?:when|if|after)\b|\bif\s+you\s+(?:select|set|choose|enable|turn\s+on)\b"
+    r"|仅当|仅在|只有|仅适用|时显示|时才|如果(?:您)?(?:选择|设置|开启)",
+    re.I,
+)
 #: Page-level words that are labels of the page itself, not of a control.
 CONFIRM_DEFAULTS = ("OK", "Confirm", "确定")
 #: Buttons that confirm a dialog, best first; and those that dismiss one.
@@ -129,6 +146,12 @@ class LiteralEpisode(Episode):
         self._environment = False  #: blocked by a missing prerequisite, not by the doc
         self._last: Action | None = None
         self._step_index = 0  #: the top-level step being followed
+        self._url = ""  #: the page the last observation showed
+        self._form_step: str | None = None  #: the doc step that last filled a field of the page's form
+        #: fields a wizard page lacked, held until the next page shows whether they moved there
+        self._deferred: list[tuple[Step, Field, Finding]] = []
+        self._context_missing = False  #: the part of the page the current action names is not there
+        self._acted: tuple[Step, int] | None = None  #: the step and line of the doc's last page action
 
     async def next_action(self, observation: Observation) -> Action:
         self.observation = observation
@@ -138,8 +161,13 @@ class LiteralEpisode(Episode):
             return Action(ActionKind.DONE, status="blocked", message=self._blocked)
         if self._actions is None:
             self._actions = self.follow()
+        if last is not None and last.kind is ActionKind.CLICK and observation.url != self._url:
+            self._form_step = None  # a new page: its form is not the one filled before
+        self._url = observation.url
         try:
             self._last = await anext(self._actions)
+            if self._last.kind in (ActionKind.FILL, ActionKind.SELECT, ActionKind.CHECK, ActionKind.UNCHECK):
+                self._form_step = self._last.step
             return self._last
         except StopAsyncIteration:
             if self._blocked:
@@ -155,6 +183,8 @@ class LiteralEpisode(Episode):
                 yield action
             if self._blocked:
                 return
+        async for action in self.flush_deferred():
+            yield action
         if self.procedure.steps:
             async for action in self.unfinished_dialog(self.procedure.steps[-1]):
                 yield action
@@ -190,6 +220,9 @@ class LiteralEpisode(Episode):
         dialog, buttons, confirm = opened
         if needs_confirm and (confirm is None or any(e.role in FIELD_ROLES for e in children(self.elements, dialog))):
             return  # not a bare confirmation: a form the doc's steps fill in, or nothing to confirm with
+        if needs_confirm and self._acted is not None:  # the step whose action made the console ask lacks the step after it
+            step, line = self._acted
+            expected = f"(a step after step {step.number})"
         yield self.flag(step, line, FindingKind.MISSING_STEP, expected,
                         f"the console asks to confirm '{dialog.name or 'a dialog'}'", [e.name for e in buttons][:3])
         if confirm is not None:
@@ -247,6 +280,7 @@ class LiteralEpisode(Episode):
             Intent.OPEN_CONSOLE: self.open_console, Intent.OPEN_URL: self.open_url,
             Intent.SELECT_REGION: self.select_region, Intent.NAVIGATE: self.navigate,
             Intent.CLICK: self.click, Intent.CONFIRM: self.click, Intent.FILL: self.fill,
+            Intent.OPEN_RESOURCE: self.open_resource,
             Intent.SELECT: self.select, Intent.TOGGLE: self.toggle, Intent.CONFIGURE: self.configure,
             Intent.VERIFY: self.verify,
         }
@@ -256,6 +290,8 @@ class LiteralEpisode(Episode):
                 yield action
             return
         async for action in handler(step, act):
+            if action.kind.touches_page:
+                self._acted = (step, act.line)  # where the doc's last page action is, for what it makes the console ask
             yield action
 
     # -- intents ---------------------------------------------------------------------
@@ -274,8 +310,10 @@ class LiteralEpisode(Episode):
                         found = other
                         break
             else:
-                if chinese and bare:
+                if bare:
                     found = self.product_link(bare) or found
+        if found.kind is MatchKind.CLOSE:  # another product's console ("EIP console" is not "ECS console")
+            found = Located(None, None, found.nearest)
         if found.element is None:
             async for action in self.stuck(Stuck(step, act, self.finding(
                     step, act.line, FindingKind.ELEMENT_NOT_FOUND, name or "the console", "no link to it on the console home page",
@@ -286,14 +324,22 @@ class LiteralEpisode(Episode):
             yield action
 
     def product_link(self, product: str) -> Located | None:
-        """The console link of ``product`` as a Chinese doc names it ("OSS管理控制台" ->
-        "OSS"): a link whose name starts or ends with it, as the console's product
-        names do ("对象存储OSS", "负载均衡SLB"); the shortest of several."""
+        """The console link of ``product`` as a doc names it: a link whose name starts
+        or ends with it, as Chinese product names do ("OSS管理控制台" -> "对象存储OSS",
+        "负载均衡SLB"), or whose words it abbreviates ("EIP console" -> "Elastic IP
+        Address console"); the shortest of several."""
         key = normalize(product)
         if len(key) < 2:
             return None
-        links = [e for e in self.elements if e.ref and e.role == "link" and e.name
-                 and (normalize(e.name).startswith(key) or normalize(e.name).endswith(key))]
+        def names_it(name: str) -> bool:
+            bare = re.sub(r"\s*(?:(?:management\s+)?console|(?:管理)?控制台)\s*$", "", normalize(name), flags=re.I)
+            if is_chinese(bare):  # Chinese product names hold the short name without spaces
+                return bare.startswith(key) or bare.endswith(key)
+            if bare == key or bare.startswith(key + " ") or bare.endswith(" " + key):
+                return True
+            return product.isupper() and len(key) >= 3 and initials(bare).startswith(key)
+
+        links = [e for e in self.elements if e.ref and e.role == "link" and e.name and names_it(e.name)]
         if not links:
             return None
         return Located(min(links, key=lambda e: len(normalize(e.name))), MatchKind.NORMALIZED)
@@ -332,23 +378,45 @@ class LiteralEpisode(Episode):
     async def navigate(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
         path = act.path or ([act.target] if act.target else [])
         expected = " > ".join(path)
+        row = self.row_of(act)  # "find the instance and choose More > Stop": that row's More
+        opened: str | None = None  #: the page the path's last click opened, when it opened one
+        side_pane = bool(NAVIGATION_PANE.search(step.text))
         for index, item in enumerate(path):
-            found = self.find(item, MENU_ROLES)
+            found = self.find(item, MENU_ROLES, row if index == 0 else None)
+            if found.element is not None and found.element.inside("banner") and (side_pane or found.kind is MatchKind.CLOSE):
+                # the top bar holds product links and account menus: "the left-side navigation pane"'s
+                # item, renamed there, wins over a product link; a renamed top-bar link is never the item
+                pane = locate(item, [e for e in self.elements if e.ref and not e.inside("banner")], MENU_ROLES,
+                              threshold=self.options.close_threshold)
+                if pane.element is not None or found.kind is MatchKind.CLOSE:
+                    found = pane
             last = index == len(path) - 1
             if not last and found.kind is MatchKind.CLOSE and self.group_title(item, path[index + 1]):
                 continue  # "Permissions" is a title above "Grants", not the "Add Permissions" button
+            if found.element is None and opened is not None:
+                # "Instances > Server Load Balancers": the doc's group is now a page of its own
+                # (it opened one when clicked), and nothing in it is the doc's item
+                yield self.flag(step, act.line, FindingKind.MENU_MOVED, expected,
+                                f"'{path[index - 1]}' now opens a page itself; there is no '{item}' under it",
+                                found.nearest)
+                return
             if found.element is None:
                 following = self.find(path[index + 1], MENU_ROLES) if not last else None
                 if following is not None and following.element is not None:
-                    shown = self.find(item, None)
+                    shown = locate(item, self.elements, None, threshold=self.options.close_threshold)  # a title: no ref
                     if shown.element is None or shown.kind is MatchKind.CLOSE:  # the menu moved
                         yield self.flag(step, act.line, FindingKind.MENU_MOVED, expected,
                                         f"no menu '{item}'; '{path[index + 1]}' is elsewhere", found.nearest)
                     elif moved := self.moved_from(shown.element, following.element):
                         yield self.flag_moved(step, act, expected, item, path[index + 1], moved)
                     continue  # a group title that is not clickable
+                if not last and self.shown(path[index + 1]):
+                    # "CLB > Instances" where "Instances" is a group's title and no "CLB" is left
+                    yield self.flag(step, act.line, FindingKind.MENU_MOVED, expected,
+                                    f"no menu '{item}'; '{path[index + 1]}' is the title of another group", found.nearest)
+                    return
                 async for action in self.stuck(Stuck(step, act, self.finding(
-                        step, act.line, FindingKind.ELEMENT_NOT_FOUND, expected, f"no menu item '{item}'",
+                        step, act.line, FindingKind.ELEMENT_NOT_FOUND, expected, missing(found, f"no menu item '{item}'"),
                         found.nearest), fatal=True)):
                     yield action
                 return
@@ -359,6 +427,8 @@ class LiteralEpisode(Episode):
                 continue  # an expanded group: nothing to click
             async for action in self.act_on(step, act, item, found, ActionKind.CLICK, expected=expected):
                 yield action
+            # a link that is no group opens its page: nothing of the path is under it
+            opened = item if found.element.role == "link" and "expanded" not in found.element.attributes else None
 
     def moved_from(self, title: Element, item: Element) -> list[str] | None:
         """Where a menu item shown apart from the group the doc puts it in now is:
@@ -388,20 +458,68 @@ class LiteralEpisode(Episode):
         following_found = self.find(following, MENU_ROLES)
         return following_found.kind in (MatchKind.EXACT, MatchKind.NORMALIZED)
 
+    async def open_resource(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        """"Click the name of the bucket": the link of the row of that existing
+        resource (the one this procedure made, or provisioning made, else the only
+        or first one)."""
+        noun = act.resource or "resource"
+        row = self.row_of(act)
+        link = resource_link(self.elements, row, act.value) if row is not None else None
+        if link is None:
+            expected = f"the {act.value or 'name'} of the {noun}"
+            observed = (f"no {noun} in a list on the page" if row is None
+                        else f"the {noun}'s row has no link to open it")
+            async for action in self.stuck(Stuck(step, act, self.finding(
+                    step, act.line, FindingKind.ELEMENT_NOT_FOUND, expected, observed), fatal=True)):
+                yield action
+            return
+        yield Action(ActionKind.CLICK, ref=link.ref, target=f"link '{link.name}' ({noun})", step=step.number)
+
     async def click(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
         label = act.target or (CONFIRM_DEFAULTS[0] if act.intent is Intent.CONFIRM else "")
         if not label:
             yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, step.text, "no label to click")
             return
-        found = self.find(label, CLICKABLE)
-        if found.element is None and act.intent is not Intent.CONFIRM and not FORM_BUTTON.match(label):
+        self._context_missing = False
+        if act.intent is not Intent.CONFIRM or self.open_dialog() is not None:  # (a dialog that never opened:
+            async for action in self.check_context(step, act):                # an extra step, below)
+                yield action
+        row = self.row_of(act)
+        found = self.find(label, CLICKABLE, row, step)
+        if self._context_missing and found.element is not None and sum(
+                1 for e in self.elements if e.ref and e.role in CLICKABLE and normalize(e.name) == normalize(found.element.name)) > 1:
+            # "In the **Static Website Hosting** section, click **Configure**": which Configure, without the section?
+            self._blocked = f"step {step.number}: '{label}' is on the page more than once, and the section named is not"
+            return
+        if found.element is None and act.intent is not Intent.CONFIRM:
             # a confirmation the console added in front of the doc's next control
             async for action in self.confirm_unasked(step, act.line, f"(a step before '{label}')"):
                 yield action
-            found = self.find(label, CLICKABLE)
+            found = self.find(label, CLICKABLE, self.row_of(act), step)
+        inserted = self.inserted_wizard_page(label) if found.element is None else None
+        if inserted is not None:  # "Next: Networking", but the wizard may have a new page in between
+            yield Action(ActionKind.CLICK, ref=inserted.ref, target=f"button '{inserted.name}'", step=step.number)
+            found = self.find(label, CLICKABLE, None, step)
+            if found.element is not None:  # it had: the doc lacks that page (else its own page is gone)
+                moved, self._deferred = self._deferred, []
+                for earlier, field, finding in moved:  # fields the doc puts on the page before: here now
+                    if self.find(field.name, FIELD_ROLES).element is not None:
+                        async for action in self.fill_field(earlier, field):
+                            yield action
+                    else:
+                        self._deferred.append((earlier, field, finding))
+                yield self.flag(step, act.line, FindingKind.MISSING_STEP, label,
+                                f"the wizard now has a step before it: '{inserted.name}'", [inserted.name])
+        async for action in self.flush_deferred():
+            yield action
+        if found.element is None and act.intent is Intent.CONFIRM and self.open_dialog() is None \
+                and self._last is not None and self._last.kind is ActionKind.CLICK:
+            # "In the Confirm Changes dialog, click OK", and the console asked nothing: a step it no longer needs
+            yield self.flag(step, act.line, FindingKind.EXTRA_STEP, label, "no dialog asks for it: the console did not ask")
+            return
         if found.element is None:
             async for action in self.stuck(Stuck(step, act, self.finding(
-                    step, act.line, FindingKind.ELEMENT_NOT_FOUND, label, "no such control on the page", found.nearest),
+                    step, act.line, FindingKind.ELEMENT_NOT_FOUND, label, missing(found, "no such control on the page"), found.nearest),
                     fatal=True)):
                 yield action
             return
@@ -409,6 +527,15 @@ class LiteralEpisode(Episode):
             yield action
         async for action in self.after_submit(step, act):
             yield action
+
+    def inserted_wizard_page(self, label: str) -> Element | None:
+        """Where the doc's "Next: X" is missing but the wizard offers another "Next: Y":
+        that button (the console added page Y before X), else None."""
+        if not WIZARD_NEXT.match(label):
+            return None
+        others = [e for e in self.elements if e.ref and e.role == "button" and WIZARD_NEXT.match(e.name)
+                  and normalize(e.name) != normalize(label)]
+        return others[0] if len(others) == 1 else None
 
     async def fill(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
         async for action in self.fill_fields(step, [Field(name=act.target or "", line=act.line, value=act.value)]):
@@ -432,13 +559,29 @@ class LiteralEpisode(Episode):
                 async for action in self.pick_any(step, act, field):
                     yield action
                 return
+            if self.find(act.target, FIELD_ROLES).element is not None:  # "set **Name** to a name of your choice"
+                async for action in self.fill_fields(step, [Field(act.target, act.line)]):
+                    yield action
+                return
         choice = act.value or act.target or ""
         found = self.find(choice, ("radio", "option", "tab", "checkbox", "menuitem", "link", "button"))
+        if found.element is None and (holder := self.field_offering(choice)) is not None:
+            # "select **AliyunActionTrailFullAccess**": an option of the one list that offers it
+            async for action in self.fill_fields(step, [Field(holder.name, act.line, choice)]):
+                yield action
+            return
         if found.element is None:
             async for action in self.stuck(Stuck(step, act, self.finding(
-                    step, act.line, FindingKind.ELEMENT_NOT_FOUND, choice, "no such option on the page", found.nearest),
+                    step, act.line, FindingKind.ELEMENT_NOT_FOUND, choice, missing(found, "no such option on the page"), found.nearest),
                     fatal=False)):
                 yield action
+            return
+        if found.kind is MatchKind.CLOSE and found.element.role in ("radio", "option") \
+                and _best(choice, [found.element.name], self.options.close_threshold) is None:
+            # an option is a value, not a label: "Public Read" is not "Public Read/Write" renamed
+            offered = [e.name for e in self.elements if e.role == found.element.role and e.name
+                       and e.containers == found.element.containers]
+            yield self.flag(step, act.line, FindingKind.VALUE_REJECTED, choice, "not among the options", offered[:5])
             return
         kind = ActionKind.CHECK if found.element.role in ("radio", "checkbox") else ActionKind.CLICK
         async for action in self.act_on(step, act, choice, found, kind):
@@ -457,7 +600,8 @@ class LiteralEpisode(Episode):
         if not options:
             yield self.flag(step, act.line, FindingKind.VALUE_REJECTED, act.target or "", "the list offers nothing to select")
             return
-        first = options[0]
+        known = [value for key, value in self.task.context.items() if CONTEXT_KEY.match(key) and value]
+        first = next((e for e in options if any(value in e.name for value in known)), options[0])  # the run's own
         if first.role == "radio":
             yield Action(ActionKind.CHECK, ref=first.ref, target=f"{element.name}: {first.name}", step=step.number)
         else:
@@ -468,7 +612,7 @@ class LiteralEpisode(Episode):
         found = self.find(label, ("switch", "checkbox", "radio", "button"))
         if found.element is None:
             async for action in self.stuck(Stuck(step, act, self.finding(
-                    step, act.line, FindingKind.ELEMENT_NOT_FOUND, label, "no such switch or check box", found.nearest),
+                    step, act.line, FindingKind.ELEMENT_NOT_FOUND, label, missing(found, "no such switch or check box"), found.nearest),
                     fatal=False)):
                 yield action
             return
@@ -500,27 +644,89 @@ class LiteralEpisode(Episode):
                 if NAME_FIELD.search(field.name):  # a name the doc leaves to the reader
                     async for action in self.fill_blank_name(step, field):
                         yield action
+                elif PUBLIC_KEY_FIELD.search(field.name) and self.blank_text_field(field.name):
+                    # "paste the contents of your public key file": a key of the run's own
+                    async for action in self.fill_field(step, replace(field, value=test_public_key(self.task))):
+                        yield action
                 elif CHOOSE.match(field.description):  # "Select a VPC.": any real choice will do
                     async for action in self.choose_blank(step, field):
                         yield action
-                continue  # nothing to enter: the default stands
+                elif (known := known_for_field(self.task.context, field.name, field.description)) is not None \
+                        and self.blank_text_field(field.name):  # "Enter the EIP associated with ...": the run's EIP
+                    async for action in self.fill_field(step, replace(field, value=known)):
+                        yield action
+                else:  # nothing to enter, the default stands: but the doc names the field
+                    async for action in self.field_shown(step, field):
+                        yield action
+                continue
             async for action in self.fill_field(step, field):
+                yield action
+
+    def blank_text_field(self, name: str) -> bool:
+        """Whether the form has an empty text field named ``name``."""
+        found = self.find(name, ("textbox", "searchbox"))
+        return found.element is not None and found.kind is not MatchKind.CLOSE and not found.element.text
+
+    async def field_shown(self, step: Step, field: Field) -> AsyncIterator[Action]:
+        """A field the doc names without a value to enter must still be on the page
+        (as a control, or as a value the page shows); one that is not is a finding
+        on its own line, at once, not a surprise at the next submit."""
+        found = self.find(field.name, FIELD_ROLES)
+        if found.element is not None and found.kind is not MatchKind.CLOSE:
+            return
+        if self.shown(field.name):
+            return  # a read-only setting the page shows
+        if found.element is not None:
+            yield self.flag(step, field.line, FindingKind.LABEL_CHANGED, field.name, found.element.name)
+            return
+        async for action in self.field_missing(step, field, found.nearest):
+            yield action
+
+    async def field_missing(self, step: Step, field: Field, nearest: Sequence[str]) -> AsyncIterator[Action]:
+        """A field the doc names that the page lacks: element_not_found on the field's
+        own line (not fatal: the rest of the form can still be filled), unless the doc
+        says it only shows under a condition."""
+        if CONDITIONAL_FIELD.search(field.description):
+            yield self.flag(step, field.line, FindingKind.NOT_VERIFIABLE, field.name,
+                            "the doc shows it only under a condition, and the page does not show it")
+            return
+        finding = self.finding(step, field.line, FindingKind.ELEMENT_NOT_FOUND, f"field {field.name}",
+                               "no such field on the page", nearest)
+        if any(e.ref and e.role == "button" and WIZARD_NEXT.match(e.name) for e in self.elements):
+            # a wizard page: the field may have moved to a page the console added after this one
+            self._deferred.append((step, field, finding))
+            return
+        async for action in self.stuck(Stuck(step, None, finding, fatal=False)):
+            yield action
+
+    async def flush_deferred(self) -> AsyncIterator[Action]:
+        """The fields a wizard page lacked that no page the console added holds: findings after all."""
+        deferred, self._deferred = self._deferred, []
+        for step, _, finding in deferred:
+            async for action in self.stuck(Stuck(step, None, finding, fatal=False)):
                 yield action
 
     async def fill_blank_name(self, step: Step, field: Field) -> AsyncIterator[Action]:
         found = self.find(field.name, ("textbox",))
-        if found.element is None or found.kind is MatchKind.CLOSE:
+        if found.element is None:
+            async for action in self.field_shown(step, field):
+                yield action
             return
+        if found.kind is MatchKind.CLOSE:
+            yield self.flag(step, field.line, FindingKind.LABEL_CHANGED, field.name, found.element.name)
+        if found.element.text:
+            return  # it holds a name already (a default the console proposes)
         value = self.task.resolve(f"<{field.name}>")
         self.typed.append(value)
         yield Action(ActionKind.FILL, ref=found.element.ref, value=value, target=field.name, step=step.number)
 
     async def choose_blank(self, step: Step, field: Field) -> AsyncIterator[Action]:
         """A list the doc tells to choose from without saying what: keep a real
-        selection, else take the first real option (a list the page does not have,
-        or shows only under another name, is left to the steps that follow)."""
+        selection, else take the first real option."""
         found = self.find(field.name, ("combobox", "listbox", "group", "radiogroup"))
-        if found.element is None or found.kind is MatchKind.CLOSE:
+        if found.element is None:
+            async for action in self.field_shown(step, field):
+                yield action
             return
         act = DocAction(Intent.SELECT, field.line, target=field.name)
         async for action in self.pick_any(step, act, found):
@@ -529,24 +735,30 @@ class LiteralEpisode(Episode):
     async def fill_field(self, step: Step, field: Field) -> AsyncIterator[Action]:
         found = self.find(field.name, FIELD_ROLES)
         if found.element is None:
-            shown = self.find(field.name, ("status", "cell", "generic", "text", "paragraph"))
-            if shown.element is not None and shown.kind is not MatchKind.CLOSE:
+            if self.shown(field.name):
                 return  # a read-only value the page shows: nothing to enter
-            async for action in self.stuck(Stuck(step, None, self.finding(
-                    step, field.line, FindingKind.ELEMENT_NOT_FOUND, f"field {field.name}", "no such field on the page",
-                    found.nearest), fatal=False)):
-                yield action
-            return
+            holder = self.field_offering(self.task.resolve(field.value)) if field.value else None
+            if holder is None:
+                async for action in self.field_missing(step, field, found.nearest):
+                    yield action
+                return
+            found = Located(holder, MatchKind.CLOSE)  # the only list that offers the doc's value: renamed
         element = found.element
         if found.kind is MatchKind.CLOSE:
             yield self.flag(step, field.line, FindingKind.LABEL_CHANGED, field.name, element.name)
         if field.value is not None:
             value = self.task.resolve(field.value)
+            if field.example and NAME_FIELD.search(field.name) and element.role in ("textbox", "searchbox"):
+                value = self.task.unique(value)  # "for example `web-01`": one of the reader's own, unique per run
         else:
             listed = self.listed_choice(element, field.options)
             if listed is None:
                 return  # the doc lists the choices and the field has one of them
             value = self.task.resolve(listed)
+        if element.role in ("textbox", "searchbox") and field.value is not None and not field.example \
+                and (holder := self.field_offering(value)) is not None:
+            # "IPv4网段: 选择**推荐网段**": a choice the console makes beside the field, not text to type into it
+            element = holder
         if element.role in ("group", "radiogroup"):
             async for action in self.choose_in_group(step, field, element, value):
                 yield action
@@ -572,6 +784,19 @@ class LiteralEpisode(Episode):
             secret = bool(re.search(r"password|secret|密码", field.name, re.I))
             self.typed.append(value)
             yield Action(ActionKind.FILL, ref=element.ref, value=value, target=field.name, step=step.number, secret=secret)
+
+    def field_offering(self, value: str) -> Element | None:
+        """The one list or option group on the page that offers ``value`` among its
+        choices (a field the doc names differently: "Connection Type" is now "Line
+        Type", still offering "BGP (Multi-ISP)"); None when none or several do."""
+        holders = []
+        for element in self.elements:
+            if element.role not in ("combobox", "listbox", "group", "radiogroup") or not element.name or not element.ref:
+                continue
+            choices = [e.name for e in children(self.elements, element) if e.role in ("option", "radio") and e.name]
+            if choices and _best(value, choices, self.options.close_threshold) is not None:
+                holders.append(element)
+        return holders[0] if len(holders) == 1 else None
 
     def listed_choice(self, element: Element, options: Sequence[str]) -> str | None:
         """The value to enter where the doc lists a field's choices but picks none: None
@@ -617,9 +842,18 @@ class LiteralEpisode(Episode):
         if not alerts:
             return
         message = alerts[0].name
-        kind = FindingKind.MISSING_STEP if REQUIRED.search(message) else FindingKind.VALUE_REJECTED
-        async for action in self.stuck(Stuck(step, act, self.finding(step, act.line, kind, step.text, message), fatal=True)):
+        if REQUIRED.search(message):
+            # a value the console now requires: the doc lacks it where it fills this form
+            at = self.step_numbered(self._form_step) or step
+            line = at.line if at is not step else act.line
+            finding = self.finding(at, line, FindingKind.MISSING_STEP, at.text, message)
+        else:
+            finding = self.finding(step, act.line, FindingKind.VALUE_REJECTED, step.text, message)
+        async for action in self.stuck(Stuck(step, act, finding, fatal=True)):
             yield action
+
+    def step_numbered(self, number: str | None) -> Step | None:
+        return next((s for s in self.procedure.all_steps() if s.number == number), None) if number else None
 
     # -- shared ----------------------------------------------------------------------
 
@@ -627,10 +861,56 @@ class LiteralEpisode(Episode):
     def elements(self) -> list[Element]:
         return self.observation.elements if self.observation else []
 
-    def find(self, label: str, roles: Sequence[str] | None) -> Located:
-        """``label`` among the elements one can act on (those with a ref)."""
+    def shown(self, label: str) -> bool:
+        """Whether the form shows ``label`` (exactly or normalized), a text without a
+        control of its own included: a setting shown, not entered. With a dialog open,
+        only the dialog counts: a list's column header is not the form's field."""
+        opened = self.open_dialog()
+        elements = [e for e in self.elements if within(e, opened[0])] if opened else self.elements
+        found = locate(label, elements, None, threshold=self.options.close_threshold)
+        return found.element is not None and found.kind is not MatchKind.CLOSE
+
+    def find(self, label: str, roles: Sequence[str] | None, row: Element | None = None,
+             step: Step | None = None) -> Located:
+        """``label`` among the elements one can act on (those with a ref); with ``row``,
+        those of that list row first (a row's "Manage" is not another row's); with
+        ``step``, a close match near the other controls the step names wins."""
         actionable = [e for e in self.elements if e.ref]
-        return locate(label, actionable, roles, threshold=self.options.close_threshold)
+        near = self.named_by(step, label) if step is not None else []
+        if row is not None:
+            found = locate(label, [e for e in actionable if within(e, row)], roles,
+                           threshold=self.options.close_threshold, near=near)
+            if found.element is not None:
+                return found
+        return locate(label, actionable, roles, threshold=self.options.close_threshold, near=near)
+
+    def named_by(self, step: Step, label: str) -> list[Element]:
+        """The elements the step names besides ``label`` (exactly or normalized), every
+        one of each: the part of the page it points at ("On the **Inbound** tab, ...")."""
+        wanted = {normalize(other) for other in step.labels if normalize(other) != normalize(label)}
+        return [e for e in self.elements if e.name and normalize(e.name) in wanted]
+
+    async def check_context(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        """The part of the page a step names ("In the **Static Pages** section, click
+        ...") must be there: one renamed is label_changed, one gone element_not_found,
+        on the step's line (not fatal: the control may still be found)."""
+        self._context_missing = False
+        if not act.context or any(e.name and normalize(e.name) == normalize(act.context) for e in self.elements):
+            return
+        found = locate(act.context, self.elements, None, threshold=self.options.close_threshold)
+        if found.element is not None:
+            if found.kind is MatchKind.CLOSE:
+                yield self.flag(step, act.line, FindingKind.LABEL_CHANGED, act.context, found.element.name)
+            return
+        self._context_missing = True
+        yield self.flag(step, act.line, FindingKind.ELEMENT_NOT_FOUND, act.context,
+                        missing(found, "no such section, tab or page here"), found.nearest)
+
+    def row_of(self, act: DocAction) -> Element | None:
+        """The list row of the existing resource ``act`` acts on, if it names one."""
+        if not act.resource:
+            return None
+        return resource_row(self.elements, act.resource, self.task.context, self.typed)
 
     async def act_on(self, step: Step, act: DocAction, label: str, found: Located, kind: ActionKind,
                      expected: str | None = None) -> AsyncIterator[Action]:
@@ -638,7 +918,28 @@ class LiteralEpisode(Episode):
         assert element is not None
         if found.kind is MatchKind.CLOSE:
             yield self.flag(step, act.line, FindingKind.LABEL_CHANGED, expected or label, element.name)
+        if "disabled" in element.attributes and kind in (ActionKind.CLICK, ActionKind.CHECK, ActionKind.UNCHECK):
+            async for action in self.disabled(step, act, element):
+                yield action
+            return
         yield Action(kind, ref=element.ref, target=f"{element.role} '{element.name}'", step=step.number)
+
+    async def disabled(self, step: Step, act: DocAction, element: Element) -> AsyncIterator[Action]:
+        """The doc's control is there but disabled. On an existing resource's row it
+        is the resource's state ("Start" on a running instance): the environment's,
+        not the doc's. Elsewhere the console wants something first that the doc does
+        not say (a required field, terms to accept): a missing step."""
+        if act.resource or act.intent is Intent.OPEN_RESOURCE or ROW_CONTEXT.search(step.text):
+            self._blocked = (f"prerequisite not ready at step {step.number}: '{element.name}' is disabled for the "
+                             f"{act.resource or 'resource'} the step acts on (it is not in the state the step needs; "
+                             "declare it with `requires:` and its status)")
+            self._environment = True
+            return
+        async for action in self.stuck(Stuck(step, act, self.finding(
+                step, act.line, FindingKind.MISSING_STEP, element.name,
+                f"'{element.name}' is disabled: the console wants something first that the doc does not say"),
+                fatal=True)):
+            yield action
 
     def resume(self) -> bool:
         """After a missing prerequisite was provisioned: follow again from the step that
@@ -685,10 +986,14 @@ class LiteralEpisode(Episode):
         if stuck.finding.kind is not FindingKind.ELEMENT_NOT_FOUND or stuck.action is None:
             return False
         intent = stuck.action.intent
+        if intent is Intent.OPEN_RESOURCE or stuck.action.resource:
+            return True  # the step names the existing resource it acts on
         if intent is Intent.NAVIGATE:  # a row's menu ("find the instance, choose More > Stop")
             return bool(ROW_CONTEXT.search(stuck.step.text)) or (stuck.action.path or [""])[0] in ("More", "更多")
         if intent not in (Intent.CLICK, Intent.CONFIRM, Intent.SELECT, Intent.TOGGLE):
             return False
+        if not ROW_CONTEXT.search(stuck.step.text):
+            return False  # a control the doc names without a row: missing from the page, whatever its lists hold
         return not CREATE_VERB.match(stuck.finding.expected) and not FORM_BUTTON.match(stuck.finding.expected)
 
     def empty_list(self) -> str | None:
@@ -709,6 +1014,36 @@ class LiteralEpisode(Episode):
              candidates: Sequence[str] = ()) -> Action:
         finding = self.finding(step, line, kind, expected, observed, candidates)
         return Action(ActionKind.FLAG_STEP, finding=finding, step=step.number)
+
+
+def test_public_key(task: Task) -> str:
+    """A well-formed OpenSSH ed25519 public key, the same for a task (its run suffix
+    seeds it): what a reader pastes where a doc asks for their public key."""
+    import base64
+    import hashlib
+    import struct
+
+    def string(data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + data
+
+    key = hashlib.sha256(f"docverify/{task.context.get('suffix', '')}".encode()).digest()
+    blob = string(b"ssh-ed25519") + string(key)
+    return f"ssh-ed25519 {base64.b64encode(blob).decode()} docverify-{task.context.get('suffix', 'test')}"
+
+
+def initials(name: str) -> str:
+    """The letters an abbreviation takes from a name: each word's first, an
+    abbreviation's whole ("elastic ip address" from "Elastic IP Address" -> "eipa")."""
+    words = name.split()
+    return "".join(word if len(word) <= 3 and word.isalpha() and word in ABBREVIATED else word[:1] for word in words)
+
+
+def missing(found: Located, observed: str) -> str:
+    """What the console shows where the doc's label is not found: nothing like it,
+    or several controls that could each be it renamed (none followed)."""
+    if found.ambiguous:
+        return f"{observed}; several controls could be it renamed, none is followed: {', '.join(found.nearest)}"
+    return observed
 
 
 def _best(wanted: str, names: Sequence[str], threshold: float) -> str | None:

@@ -142,8 +142,10 @@ class ConsoleReporter(Reporter):
             out.print()
             for problem in lines:
                 text = Text()
+                if problem.follows:  # listed under the finding it follows from
+                    text.append("  └ ", style="dim")
                 text.append(f"{problem.location}:", style="bold")
-                text.append(f" {one_line(problem.message)}", style=STYLE[problem.verdict])
+                text.append(f" {one_line(problem.message)}", style="dim" if problem.follows else STYLE[problem.verdict])
                 out.print(text, highlight=False, soft_wrap=True)
         out.print()
         out.print(counts_line(summary), highlight=False, soft_wrap=True)

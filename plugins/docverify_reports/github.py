@@ -98,9 +98,9 @@ def annotations(summary: RunSummary, *, workspace: str | None = None) -> list[st
     for result in summary.results:
         level = "error" if result.verdict in DEFECTS else "warning"
         for problem in problems(result):
-            lines.append(command(
-                level, problem.message, file=_repo_path(problem.path, workspace), line=problem.line,
-                title=f"docverify {problem.kind}",
+            lines.append(command(  # a finding that follows from another is no defect of its own
+                "notice" if problem.follows else level, problem.message,
+                file=_repo_path(problem.path, workspace), line=problem.line, title=f"docverify {problem.kind}",
             ))
         for finding in result.not_verifiable:
             lines.append(command(

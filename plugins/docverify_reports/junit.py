@@ -88,7 +88,7 @@ def testcase(result: ProcedureResult) -> ET.Element:
     element = ELEMENT.get(result.verdict)
     if element is not None:
         problem = ET.SubElement(case, element, {"type": result.verdict.value, "message": _text(result.reason)})
-        lines = [f"{p.location}: {p.message}" for p in problems(result)]
+        lines = [f"{'  └ ' if p.follows else ''}{p.location}: {p.message}" for p in problems(result)]
         problem.text = _text("\n".join(lines))
     steps = [f"{s.number} (line {s.line}) {s.status.value}: {s.text}" for s in result.steps]
     if result.usage.calls:

@@ -27,6 +27,7 @@ class Problem:
     line: int
     kind: str  #: a finding kind ("label_changed") or the verdict ("FAIL")
     message: str  #: a finding's message ("step 3: ..."), or "VERDICT: why"
+    follows: str | None = None  #: "path:line" of the finding this one only follows from (listed after it)
 
     @property
     def location(self) -> str:
@@ -35,14 +36,20 @@ class Problem:
 
 def problems(result: ProcedureResult) -> list[Problem]:
     """The problems of one result, in doc order: none for a PASS; each drift
-    finding; and the procedure line itself when the verdict is not DRIFT (FAIL,
-    ENV_ERROR, INCONCLUSIVE) or a DRIFT has no drift finding to show."""
+    finding, a finding that only follows from another right after that one
+    (``follows``); and the procedure line itself when the verdict is not DRIFT
+    (FAIL, ENV_ERROR, INCONCLUSIVE) or a DRIFT has no drift finding to show."""
     if result.verdict is Verdict.PASS:
         return []
-    found = [
-        Problem(result.verdict, result.id, finding.path, finding.line, finding.kind.value, finding.message)
-        for finding in sorted(result.drift, key=lambda finding: (finding.path, finding.line))
-    ]
+    drift = sorted(result.drift, key=lambda finding: (finding.path, finding.line))
+    found: list[Problem] = []
+    for root in (finding for finding in drift if not finding.consequence_of):
+        found.append(Problem(result.verdict, result.id, root.path, root.line, root.kind.value, root.message))
+        found += [Problem(result.verdict, result.id, f.path, f.line, f.kind.value, f.message, f.consequence_of)
+                  for f in drift if f.consequence_of == root.where]
+    placed = {(p.path, p.line, p.message) for p in found}
+    found += [Problem(result.verdict, result.id, f.path, f.line, f.kind.value, f.message, f.consequence_of)
+              for f in drift if (f.path, f.line, f.message) not in placed]
     if result.verdict is not Verdict.DRIFT or not found:
         message = f"{result.verdict.value}: {why(result)}" if why(result) else result.verdict.value
         found.insert(0, Problem(result.verdict, result.id, result.path, result.line, result.verdict.value, message))

@@ -789,6 +789,8 @@ class Pages:
                 # an action creating another resource from this one (e.g. a custom image)
                 params.pop(res["id_param"], None)
                 params[res["id_param"]] = rec["id"]
+            if action.get("name_as"):  # the other resource names this one by name (a grant's UserName)
+                params[action["name_as"]] = rec["name"]
             self.sb.engine.call(caller, product["api_version"], action["op"], params)
         except ValidationErrors as exc:
             dialog = self._action_dialog(product, rtype, rid, name, action, values=values, errors=exc.errors)

@@ -16,6 +16,7 @@ class SandboxConsole(Console):
     """Local sandbox console (Alibaba Cloud style) with RPC API, ActionTrail and UI releases."""
 
     name = "sandbox"
+    cloud = "alibaba"
 
     class Options(Console.Options):
         release: str | None = Field(None, description="UI release date (YYYY-MM[-DD]); newest when unset")

@@ -133,10 +133,10 @@ def test_a_missing_label_is_element_not_found_with_the_nearest_names_and_stops()
         1. Click **Bind Resource**.
         2. Click **OK**.
     """)
-    shown = page('- button "Associate with Resource" [ref=e5]\n- button "Release" [ref=e6]')
+    shown = page('- button "Connect to Instance" [ref=e5]\n- button "Release" [ref=e6]')
     flag = act(ep, shown)
     assert flag.finding.kind is FindingKind.ELEMENT_NOT_FOUND
-    assert flag.finding.candidates[0] == "Associate with Resource"
+    assert "Connect to Instance" in flag.finding.candidates
     done = act(ep, shown)
     assert (done.kind, done.status) == (ActionKind.DONE, "blocked")
     assert "Bind Resource" in done.message
@@ -414,7 +414,8 @@ def test_a_confirmation_added_mid_procedure_is_a_missing_step_confirmed_and_foll
             - button "Continue to use AccessKey" [ref=e6]
     ''')
     flag = act(ep, warning)
-    assert flag.finding.kind is FindingKind.MISSING_STEP and flag.finding.line == 5  # step 2 lacks its step before
+    # the step whose click made the console ask is the one the doc must follow with a new step
+    assert flag.finding.kind is FindingKind.MISSING_STEP and (flag.finding.line, flag.finding.step) == (4, "1")
     assert flag.finding.observed == "the console asks to confirm 'Security Warning'"
     assert act(ep, warning).ref == "e6"  # the button that does not cancel
     assert act(ep, page('- button "Download CSV File" [ref=e7]')).ref == "e7"

@@ -53,7 +53,9 @@ def test_the_event_of_a_real_call_is_found(sandbox, client):
     [event] = result.evidence
     assert result.reason == f"audit log: Oss:PutBucket on {bucket} (event id {event['eventId']})"
     assert event["eventName"] == "PutBucket" and event["serviceName"] == "Oss" and event["resourceName"] == bucket
-    assert "errorCode" not in event and set(event) <= {"eventId", "eventName", "serviceName", "eventTime", "resourceName"}
+    assert "errorCode" not in event and set(event) <= {"eventId", "eventName", "serviceName", "eventTime", "resourceName",
+                                                         "requestParameters"}
+    assert event["requestParameters"]["BucketName"] == bucket
 
 
 def test_every_criterion_must_be_met(sandbox, client):
@@ -231,3 +233,50 @@ def test_an_event_of_a_parallel_procedure_is_not_taken_for_this_one(sandbox, cli
     evidence = Evidence(criterion, typed, sandbox, started, time.time())
     result = asyncio.run(ActionTrailChecker(FAST).check(evidence))
     assert result.goal_reached is True and result.evidence[0]["resourceName"] == mine
+
+
+def test_an_events_params_must_be_the_ones_expected(sandbox, client):
+    started = time.time()
+    bucket = name()
+    put_bucket(client, bucket)
+    right = check(task(ExpectedEvent("PutBucket", "Oss", resource=bucket, params={"RegionId": "cn-hangzhou"})),
+                  sandbox, started)
+    assert right.goal_reached is True
+    wrong = check(task(ExpectedEvent("PutBucket", "Oss", resource=bucket, params={"RegionId": "cn-beijing"})),
+                  sandbox, started)
+    assert wrong.goal_reached is False
+
+
+def test_a_pass_means_the_docs_values_were_applied(sandbox, client):
+    """Class 1 of issue 12: the event that reaches the goal must carry every value the
+    procedure typed from the doc; one the console dropped is not the doc's procedure."""
+    from docverify.trajectory import Turn
+
+    started = time.time()
+    bucket = name()
+    put_bucket(client, bucket)
+    criterion = ExpectedEvent("PutBucket", "Oss", resource=bucket)
+    typed = [Turn(0, "3", {"kind": "fill", "target": "Bucket Name", "value": bucket}, "fill"),
+             Turn(1, "3", {"kind": "fill", "target": "Search", "value": "anything"}, "fill"),
+             Turn(2, "3", {"kind": "fill", "target": "Password", "value": "••••••", "secret": True}, "fill")]
+    applied = asyncio.run(ActionTrailChecker(FAST).check(Evidence(task(criterion), typed, sandbox, started, time.time())))
+    assert applied.goal_reached is True  # a search box and a secret are no values the event must carry
+    lost = typed + [Turn(3, "4", {"kind": "fill", "target": "Description", "value": "from-the-doc"}, "fill")]
+    result = asyncio.run(ActionTrailChecker(FAST).check(Evidence(task(criterion), lost, sandbox, started, time.time())))
+    assert result.goal_reached is False
+    assert "without the value(s) the doc gives: Description = 'from-the-doc'" in result.reason
+
+
+def test_a_value_the_audit_log_masks_is_not_held_against_the_procedure(sandbox, client):
+    """A public key or a password is masked in the event: it cannot be checked, and it is no lost value."""
+    from docverify.trajectory import Turn
+
+    started = time.time()
+    key = name("docverify-kp")
+    client.call("ImportKeyPair", "2014-05-26", {"RegionId": "cn-hangzhou", "KeyPairName": key,
+                                                "PublicKeyBody": "ssh-ed25519 AAAAtest docverify"})
+    typed = [Turn(0, "5", {"kind": "fill", "target": "Key Pair Name", "value": key}, "fill"),
+             Turn(1, "5", {"kind": "fill", "target": "Public Key", "value": "ssh-ed25519 AAAAtest docverify"}, "fill")]
+    criterion = ExpectedEvent("ImportKeyPair", "Ecs", resource=key)
+    result = asyncio.run(ActionTrailChecker(FAST).check(Evidence(task(criterion), typed, sandbox, started, time.time())))
+    assert result.goal_reached is True, result.reason

@@ -148,7 +148,7 @@ CORPUS: dict[str, dict[str, list[str]]] = {
     },
     "slb/zh/ALB_创建实例.md": {
         '步骤一：创建应用型负载均衡实例': ['Alb:CreateLoadBalancer'],
-        '步骤二：创建监听': [],
+        '步骤二：创建监听': ['Alb:CreateListener'],  # the doc's own words say ALB: an ALB listener
         '步骤三：配置SSL证书': [],
         '步骤四：选择服务器组': [],
         '步骤五：配置审核': [],
@@ -177,7 +177,7 @@ def test_corpus_procedures_get_the_expected_criteria(corpus, path):
 def test_corpus_coverage(corpus):
     procedures = [p for path in sorted((corpus / ALIBABA).glob("*/*/*.md")) for p in parse_file(path).procedures]
     covered = [p for p in procedures if builtin_criteria(p)]
-    assert (len(covered), len(procedures)) == (47, 75)
+    assert (len(covered), len(procedures)) == (48, 75)
     assert all(e.source == "built-in" for p in covered for e in builtin_criteria(p))
 
 

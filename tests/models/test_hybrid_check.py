@@ -22,6 +22,9 @@ from fake_openai import FakeOpenAI, Reply, action, first_user, ref_of
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The 2021 EIP doc with its create button named so that no literal follower could take it
+#: for the console's ("Purchase Public Address" for "Apply for EIP"): a step for the model.
+UNFOLLOWABLE = Path(__file__).resolve().parent / "eip-unfollowable.md"
 API_KEY = "sk-fake-hybrid-key-9876543210"
 SUBGOAL = re.compile(r"# Your sub-goal\n(.*)")
 
@@ -59,29 +62,32 @@ def run_check(tmp_path: Path, chromium, doc: Path, server: FakeOpenAI, *extra: s
 
 def test_the_model_takes_over_a_renamed_button_and_the_drift_says_what_it_did(tmp_path, chromium):
     with FakeOpenAI(oracle) as server:
-        done, report = run_check(tmp_path, chromium, ROOT / "examples/drifted/eip-create.md", server)
+        done, report = run_check(tmp_path, chromium, UNFOLLOWABLE, server)
     assert done.returncode == 1, done.stderr
     result = report["results"][0]
     assert result["verdict"] == "DRIFT" and result["goal_reached"] is True  # drift, yet the EIP was created
-    # the 2021 doc meets two renames in the current console; the model found its way past both
+    # the doc meets two changes in the current console: the model found its way past the button no
+    # literal follower could take, and the literal policy followed the field it recognised by its value
     first, second = result["findings"]
-    assert (first["kind"], first["line"], first["expected"]) == ("element_not_found", 20, "Create EIP")
+    assert (first["kind"], first["line"], first["expected"]) == ("element_not_found", 20, "Allocate EIP")
     assert first["resolved_by"] == "model: click button 'Apply for EIP' -> done (clicked Apply for EIP instead)"
-    assert (second["line"], second["expected"], second["candidates"][0]) == (27, "field Connection Type", "Line Type")
+    assert (second["kind"], second["line"], second["expected"], second["observed"]) == \
+        ("label_changed", 27, "Connection Type", "Line Type")
+    assert "resolved_by" not in second
     usage = result["usage"]
-    assert usage["calls"] == 4 and usage["model_turns"] == 2 and usage["literal_turns"] == 4
-    assert usage["tokens_in"] == 400 and usage["tokens_out"] == 80
+    assert usage["calls"] == 2 and usage["model_turns"] == 1 and usage["literal_turns"] == 4
+    assert usage["tokens_in"] == 200 and usage["tokens_out"] == 40
     by_model = [t["description"] for t in result["turns"] if t.get("by") == "model" and t["action"]["kind"] == "click"]
-    assert by_model == ["click button 'Apply for EIP'", "click combobox 'Line Type'"]
-    assert report["usage"]["model_turns"] == 2  # and the run's totals
-    assert "model: 4 model calls · 400 tokens in / 80 out · ? / ? · 2 turns decided by the model, 4 literally" \
+    assert by_model == ["click button 'Apply for EIP'"]
+    assert report["usage"]["model_turns"] == 1  # and the run's totals
+    assert "model: 2 model calls · 200 tokens in / 40 out · ? / ? · 1 turn decided by the model, 4 literally" \
         in " ".join((done.stdout + done.stderr).split())
-    assert "2 turns decided by the model" in (tmp_path / "step-summary.md").read_text()
+    assert "1 turn decided by the model" in (tmp_path / "step-summary.md").read_text()
 
 
 def test_no_secret_reaches_a_prompt_a_report_a_trace_or_the_terminal(tmp_path, chromium):
     with FakeOpenAI(oracle) as server:
-        done, report = run_check(tmp_path, chromium, ROOT / "examples/drifted/eip-create.md", server)
+        done, report = run_check(tmp_path, chromium, UNFOLLOWABLE, server)
         prompts = json.dumps(server.requests)
     account = DEFAULT_ACCOUNTS[0]
     secrets = [API_KEY, account.admin_password, account.admin_access_key_secret, account.access_key_secret,
@@ -110,7 +116,7 @@ def test_the_budget_stops_model_calls_before_it_is_exceeded(tmp_path, chromium):
     docs = tmp_path / "docs"
     docs.mkdir()
     for n in (1, 2):
-        shutil.copy(ROOT / "examples/drifted/eip-create.md", docs / f"eip-{n}.md")
+        shutil.copy(UNFOLLOWABLE, docs / f"eip-{n}.md")
         text = (docs / f"eip-{n}.md").read_text().replace("id: drifted-eip-create", f"id: eip-{n}")
         (docs / f"eip-{n}.md").write_text(text)
     (tmp_path / "docverify.toml").write_text(textwrap.dedent("""\

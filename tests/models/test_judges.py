@@ -23,7 +23,7 @@ from docverify_models.judges import JudgeOptions, JudgesChecker
 from fake_openai import FakeOpenAI, Reply, first_user
 
 DOC = """\
-# Change the name of a VPC
+# Give a VPC a clearer label
 
 1. Log on to the VPC console.
 2. Find the VPC and click **Edit** in the **Actions** column.

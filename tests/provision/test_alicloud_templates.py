@@ -20,6 +20,9 @@ from docverify.stack import TemplateSet, render_stack
 #: Checked against aliyun/terraform-provider-alicloud website/docs/{r,d}/<name>.html.markdown
 #: (argument reference of the current docs) where the corpus has no example of them.
 ALLOWLIST: dict[str, set[str]] = {
+    # r/ecs_network_interface (>= 1.123.1): network_interface_name, vswitch_id, security_group_ids, description, tags
+    "alicloud_ecs_network_interface": {"network_interface_name", "vswitch_id", "security_group_ids", "description",
+                                       "tags"},
     # r/alicloud_ecs_disk: zone_id, disk_name, category, size, description, tags
     "alicloud_ecs_disk": {"zone_id", "disk_name", "category", "size", "description", "tags"},
     # r/ecs_snapshot: disk_id, snapshot_name, description, tags; r/disk_attachment: disk_id, instance_id
@@ -152,7 +155,7 @@ def test_each_type_renders_with_just_its_dependencies(meta_type):
 def test_all_types_together():
     stack = _everything()
     main = stack.files["main.tf"]
-    assert len(stack.resources) == 32  # 31 types, an ALB's two vSwitches
+    assert len(stack.resources) == 33  # 32 types, an ALB's two vSwitches
     assert 'zone_id      = element(data.alicloud_alb_zones.vswitch_2.zones, 1).id' in main  # two zones for the ALB
     assert main.count('resource "alicloud_eip_association"') == 1  # SNAT and DNAT entries share the EIP's association
     assert 'nat_type         = "Enhanced"' in main

@@ -35,7 +35,7 @@ def _procedure(tmp_path: Path, text: str, name: str = "doc.md"):
 
 
 def test_every_type_has_dependencies_listed_before_it():
-    assert len(META_TYPES) == len(set(META_TYPES)) == 31
+    assert len(META_TYPES) == len(set(META_TYPES)) == 32
     assert set(DEPENDENCIES) == set(META_TYPES)
     for meta_type, dependencies in DEPENDENCIES.items():
         for dependency in dependencies:
@@ -156,8 +156,6 @@ def test_task_names_carry_the_run_suffix(tmp_path):
     ("- type: ecs_instanse", "ecs_instanse", "unknown Resource META type 'ecs_instanse'; did you mean 'ecs_instance'?"),
     ("- type: instance", "instance", "needs the procedure's product"),
     ("- {type: vpc, count: -1}", "count", "'count' must be a whole number >= 0"),
-    ("- {type: vpc, size: 3}", "size", "unknown key 'size'; valid keys: type, count, attributes, name"),
-    ("- {count: 1}", None, "needs 'type:'"),
     ("- {type: vpc, attributes: [1]}", "attributes", "'attributes' must be a mapping"),
 ])
 def test_bad_requires_names_file_line_and_valid_types(tmp_path, entry, needle, message):
@@ -174,6 +172,18 @@ def test_bad_requires_names_file_line_and_valid_types(tmp_path, entry, needle, m
     if "unknown Resource META type" in message:
         assert "valid types: vpc, vswitch, security_group" in str(error)
     assert str(error).startswith(f"{procedure.path}:{error.line}: requires[0] of ")
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ("- {type: vpc, size: 3}", "item 1 has an unknown key 'size'; valid keys: type, count, attributes, name"),
+    ("- {count: 1}", "item 1 needs 'type:'"),
+])
+def test_a_requires_item_without_a_type_or_with_an_unknown_key_is_a_parse_error(tmp_path, entry, message):
+    text = f"# Do it\n\n<!-- docverify:\nrequires:\n  {entry}\n-->\n\n1. Click **OK**.\n"
+    path = tmp_path / "bad.md"
+    path.write_text(text, encoding="utf-8")
+    [error] = parse_file(path).errors  # caught before anything runs (issue 12, class 7)
+    assert error.line == 4 and message in error.message
 
 
 def test_count_zero_suppresses_an_inferred_type(tmp_path):

@@ -137,7 +137,7 @@ def test_wrong_types_and_duplicate_ids_are_errors() -> None:
         """
         # Buckets
 
-        <!-- docverify: {id: same, requires: oops, skip: 3} -->
+        <!-- docverify: {id: same, requires: 3, skip: 3} -->
         ## One
 
         1. Click **A**.

@@ -80,6 +80,6 @@ def test_types_yaml_maps_every_meta_type_to_a_provider_type_with_a_template():
         assert 'output "{{ r.address }}_id"' in text, meta
         # every attribute a template sets exists in the provider's schema
         rt = cat.types[tf_type]
-        known = {a.name for a in rt.attributes} | {"region_id"}
+        known = {a.name for a in rt.attributes} | {"region_id"} | ({"desired_status"} if rt.transitions else set())
         set_here = set(re.findall(r"^\s+([a-z_0-9]+)\s+=", text.split("output")[0], re.M))
         assert set_here <= known, (meta, set_here - known)

@@ -134,3 +134,61 @@ def test_without_the_types_a_dependency_still_fails_clearly(api):
         resources.delete(T("sandbox_vpc_vpc"), vpc["VpcId"])
     api.call("DeleteVSwitch", "2016-04-28", {"RegionId": "cn-hangzhou", "VSwitchId": vsw["VSwitchId"]})
     resources.delete(T("sandbox_vpc_vpc"), vpc["VpcId"])
+
+
+def test_a_new_resource_is_brought_to_the_status_a_procedure_needs(resources):
+    """A stopped instance for "start an instance" (issue 12: a prerequisite in the
+    state the step needs, not one whose Start is disabled)."""
+    vpc = resources.create(T("sandbox_vpc_vpc"), {"VpcName": "lc-st", "CidrBlock": "10.0.0.0/16"})
+    vsw = resources.create(T("sandbox_vpc_vswitch"), {"VpcId": vpc["VpcId"], "ZoneId": "cn-hangzhou-h",
+                                                       "CidrBlock": "10.0.1.0/24"})
+    sg = resources.create(T("sandbox_ecs_security_group"), {"VpcId": vpc["VpcId"]})
+    rt = T("sandbox_ecs_instance")
+    assert rt.statuses == ("Running", "Stopped")
+    inst = resources.create(rt, {"VSwitchId": vsw["VSwitchId"], "ZoneId": "cn-hangzhou-h",
+                                 "SecurityGroupId": sg["SecurityGroupId"], "InstanceName": "lc-stopped"})
+    assert resources.bring_to(rt, inst["InstanceId"], "Stopped")["Status"] == "Stopped"
+    assert resources.bring_to(rt, inst["InstanceId"], "Stopped")["Status"] == "Stopped"  # already there
+    with pytest.raises(ResourceFailure, match="no operation brings .* from Stopped to Pending"):
+        resources.bring_to(rt, inst["InstanceId"], "Pending")
+    for name, item in (("sandbox_ecs_instance", inst), ("sandbox_ecs_security_group", sg),
+                       ("sandbox_vpc_vswitch", vsw), ("sandbox_vpc_vpc", vpc)):
+        resources.delete(T(name), str(item[T(name).id_param]))
+
+
+def test_arguments_of_a_later_release_are_optional_in_an_earlier_one():
+    key = catalogue("2021-06").types["sandbox_kms_key"]
+    assert key.attribute("dkms_instance_id").required is False  # the 2026-03 template applies in 2021-06
+
+
+def test_an_instance_a_procedure_protected_is_still_deleted(resources, api):
+    """Teardown after "enable release protection": the protection is turned off first."""
+    vpc = resources.create(T("sandbox_vpc_vpc"), {"VpcName": "lc-prot", "CidrBlock": "10.0.0.0/16"})
+    vsw = resources.create(T("sandbox_vpc_vswitch"), {"VpcId": vpc["VpcId"], "ZoneId": "cn-hangzhou-h",
+                                                       "CidrBlock": "10.0.1.0/24"})
+    sg = resources.create(T("sandbox_ecs_security_group"), {"VpcId": vpc["VpcId"]})
+    rt = T("sandbox_ecs_instance")
+    inst = resources.create(rt, {"VSwitchId": vsw["VSwitchId"], "ZoneId": "cn-hangzhou-h",
+                                 "SecurityGroupId": sg["SecurityGroupId"], "InstanceName": "lc-protected"})
+    api.call("ModifyInstanceAttribute", rt.version, {"RegionId": "cn-hangzhou", "InstanceId": inst["InstanceId"],
+                                                     "DeletionProtection": "true"})
+    resources.delete(rt, inst["InstanceId"])
+    assert resources.read(rt, inst["InstanceId"]) is None
+    for name, item in (("sandbox_ecs_security_group", sg), ("sandbox_vpc_vswitch", vsw), ("sandbox_vpc_vpc", vpc)):
+        resources.delete(T(name), str(item[T(name).id_param]))
+
+
+def test_a_bucket_or_user_a_procedure_filled_is_still_deleted(api):
+    """Teardown after "upload a file" or "create an AccessKey" in a provisioned bucket or user."""
+    resources = SandboxResources(api, "cn-hangzhou", poll=0.05, types=catalogue().types)
+    bucket = T("sandbox_oss_bucket")
+    item = resources.create(bucket, {"BucketName": "lc-full-ab12cd"})
+    api.call("PutObject", bucket.version, {"RegionId": "cn-hangzhou", "BucketName": "lc-full-ab12cd",
+                                           "ObjectName": "index.html", "Content": "hi"})
+    resources.delete(bucket, item["BucketName"])
+    assert resources.read(bucket, item["BucketName"]) is None
+    user = T("sandbox_ram_user")
+    made = resources.create(user, {"UserName": "lc-keyed", "DisplayName": "keyed"})
+    api.call("CreateAccessKey", user.version, {"UserName": "lc-keyed"})
+    resources.delete(user, made["UserId"])
+    assert resources.read(user, made["UserId"]) is None

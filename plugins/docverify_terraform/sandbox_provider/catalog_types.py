@@ -14,7 +14,7 @@ import importlib.util
 import os
 import pickle
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,16 @@ class DetachOp:
 
 
 @dataclass(frozen=True)
+class TransitionOp:
+    """An operation that moves a resource from one status to another (StopInstance:
+    Running -> Stopped), to bring a new resource to the status a procedure needs."""
+
+    action: str
+    statuses: tuple[str, ...]  #: the statuses it starts from
+    to: str  #: the status it ends in
+
+
+@dataclass(frozen=True)
 class ResourceType:
     """Everything the provider needs to manage one catalog resource type."""
 
@@ -110,6 +120,15 @@ class ResourceType:
     #: the error code of an operation refused in the resource's current status
     status_error: str = "IncorrectStatus"
     detach: tuple[DetachOp, ...] = ()
+    transitions: tuple[TransitionOp, ...] = ()  #: status changes it offers (desired_status)
+    #: the error code of a delete that its children block, where it is not DependencyViolation
+    #: (a bucket with objects: BucketNotEmpty; a user with AccessKeys: DeleteConflict.User.AccessKey)
+    dependency_error: str | None = None
+
+    @property
+    def statuses(self) -> tuple[str, ...]:
+        """The statuses ``desired_status`` can name: those a transition ends in."""
+        return tuple(dict.fromkeys(op.to for op in self.transitions))
 
     def attribute(self, name: str) -> Attribute:
         return next(a for a in self.attributes if a.name == name)
@@ -247,6 +266,10 @@ def describe(catalog, product: str, rtype: str) -> ResourceType:
                    for name, spec in ops.items()
                    if spec["kind"] in ("update", "transition") and spec.get("from") and spec.get("to") in deletable
                    and not set(spec["from"]) & deletable)
+    transitions = tuple(TransitionOp(spec.get("event", name), tuple(spec["from"]), spec["to"])
+                        for name, spec in ops.items()
+                        if spec["kind"] == "transition" and spec.get("from") and spec.get("to")
+                        and spec["to"] != gone_status and name != delete_action and not spec.get("params"))
     return ResourceType(
         name=type_name(product, rtype), product=product, rtype=rtype, title=res.get("singular", rtype),
         version=version, regional=prod.get("regional", True), id_param=res["id_param"],
@@ -261,7 +284,8 @@ def describe(catalog, product: str, rtype: str) -> ResourceType:
         delete_force_param=delete.get("force_param"), gone_status=gone_status,
         not_found=frozenset(not_found), attributes=tuple(attributes), computed=computed, updates=tuple(updates),
         dependents=tuple(dependents),
-        status_error=res.get("status_error", "IncorrectStatus"), detach=detach)
+        status_error=res.get("status_error", "IncorrectStatus"), detach=detach, transitions=transitions,
+        dependency_error=delete.get("dependency_error"))
 
 
 @functools.cache
@@ -311,6 +335,7 @@ def _build(release: str | None) -> Catalogue:
     from docverify_sandbox import catalog as sandbox_catalog
 
     cat = sandbox_catalog.load(release)
+    others = [sandbox_catalog.load(other.date) for other in sandbox_catalog.releases() if other.name != cat.release.name]
     types: dict[str, ResourceType] = {}
     skipped: dict[str, str] = {}
     for product, prod in cat.products.items():
@@ -320,5 +345,24 @@ def _build(release: str | None) -> Catalogue:
             except ValueError as why:
                 skipped[type_name(product, rtype)] = str(why)
             else:
-                types[rt.name] = rt
+                types[rt.name] = _with_other_releases(rt, others, product, rtype)
     return Catalogue(types, skipped, cat.release.name)
+
+
+def _with_other_releases(rt: ResourceType, others: list, product: str, rtype: str) -> ResourceType:
+    """``rt`` taking the arguments other releases add as optional ones, as one
+    provider version serves every API version: the same template (a KMS key's
+    ``dkms_instance_id``, required since 2026-03) applies against any release, and an
+    argument this release does not know is sent and ignored, as the API does."""
+    known = {a.name for a in rt.attributes}
+    extra: list[Attribute] = []
+    for other in others:
+        try:
+            theirs = describe(other, product, rtype)
+        except (ValueError, KeyError):
+            continue
+        for attribute in theirs.attributes:
+            if attribute.name not in known:
+                known.add(attribute.name)
+                extra.append(replace(attribute, required=False, default=None))
+    return replace(rt, attributes=rt.attributes + tuple(extra)) if extra else rt

@@ -189,6 +189,35 @@ class SandboxResources:
                 if k in op.params:
                     pending.pop(k)
 
+    def bring_to(self, rt: ResourceType, ident: str, status: str, region: str | None = None,
+                 parent: str | None = None) -> dict[str, Any]:
+        """Move the resource to ``status`` through the transition that ends there
+        (a stopped instance for "start the instance"), and wait until it is."""
+        item = self.read(rt, ident, region, parent)
+        if item is None:
+            raise ResourceFailure(f"{rt.name}: {ident} is gone")
+        current = str(item.get(rt.status_param))
+        if current == status:
+            return item
+        op = next((op for op in rt.transitions if op.to == status and current in op.statuses), None)
+        if op is None:
+            offered = ", ".join(rt.statuses) or "none"
+            raise ResourceFailure(f"{rt.name}: no operation brings {ident} from {current} to {status} "
+                                  f"(desired_status can be: {offered})")
+        params = self._scope(rt, region, parent)
+        params[rt.id_param] = ident
+        self._call(rt, op.action, params)
+        deadline = time.monotonic() + self.settle_timeout
+        delay = self.poll
+        while True:
+            item = self.read(rt, ident, region, parent)
+            if item is not None and str(item.get(rt.status_param)) == status:
+                return item
+            if time.monotonic() > deadline:
+                raise ResourceFailure(f"{rt.name}: {ident} did not reach {status} in {self.settle_timeout:.0f} s")
+            self.sleep(delay)
+            delay = min(delay * 1.5, 2.0)
+
     # -------------------------------------------------------------- delete
     def delete(self, rt: ResourceType, ident: str, region: str | None = None, parent: str | None = None) -> None:
         """Delete the resource (forcing where the operation allows it) and wait until it is gone."""
@@ -202,11 +231,15 @@ class SandboxResources:
             code = str(exc.code or "")
             if self._is_gone(rt, exc):
                 pass
-            elif code.startswith("DependencyViolation") and self.delete_dependents(rt, ident, region):
+            elif (code.startswith("DependencyViolation") or code == rt.dependency_error) \
+                    and self.delete_dependents(rt, ident, region):
                 self.delete(rt, ident, region, parent)  # what blocked it is gone: once more
                 return
             elif code == rt.status_error and self.detach(rt, ident, region, parent):
                 self.delete(rt, ident, region, parent)  # now in a status it can be deleted in
+                return
+            elif "DeletionProtection" in code and self.unprotect(rt, ident, region, parent):
+                self.delete(rt, ident, region, parent)  # a procedure turned release protection on
                 return
             else:
                 raise ResourceFailure(f"{rt.name}: {rt.delete_action} {ident} failed: {exc.code}: "
@@ -237,6 +270,15 @@ class SandboxResources:
                 raise ResourceFailure(f"{rt.name}: {ident} is still {item.get(rt.status_param)} "
                                       f"{self.settle_timeout:.0f} s after {op.action} (waiting for {op.to})")
             self.sleep(self.poll)
+        return True
+
+    def unprotect(self, rt: ResourceType, ident: str, region: str | None, parent: str | None) -> bool:
+        """Turn off the deletion protection a procedure turned on (release protection
+        of an instance), where an update operation can; False when none can."""
+        protected = [a for a in rt.attributes if a.updatable and "DeletionProtection" in a.api_name]
+        if not protected:
+            return False
+        self.update(rt, ident, {a.api_name: False for a in protected}, region, parent)
         return True
 
     def delete_dependents(self, rt: ResourceType, ident: str, region: str | None) -> bool:

@@ -43,7 +43,14 @@ def schema_of(rt: ResourceType) -> PvsSchema:
                                                       requires_replace=not attr.updatable, **flags)
     for name, api_name in rt.computed:
         attributes[name] = a_str(f"{api_name}, as the sandbox reports it.", computed=True)
+    if rt.transitions:
+        attributes[DESIRED] = a_str(f"The status to bring the {rt.title} to once created: "
+                                    f"{', '.join(rt.statuses)}.", optional=True)
     return s_resource(attributes=attributes)
+
+
+#: The attribute that asks for a status after creation (a stopped instance), where a type has transitions.
+DESIRED = "desired_status"
 
 
 def _api() -> SandboxResources:
@@ -98,6 +105,8 @@ class CatalogResource(BaseResource):
             values[attr.name] = value
         for name, api_name in rt.computed:
             values[name] = attribute_value("string", item.get(api_name))
+        if rt.transitions:
+            values[DESIRED] = getattr(known, DESIRED, None) if known is not None else None
         return self.state_class(**values)
 
     async def _run(self, fn, *args) -> Any:
@@ -115,6 +124,9 @@ class CatalogResource(BaseResource):
         values = {a.api_name: getattr(config, a.name) for a in rt.attributes
                   if getattr(config, a.name, None) is not None}
         item = await self._run(api.create, rt, values, region)
+        desired = getattr(config, DESIRED, None) if rt.transitions else None
+        if desired:
+            item = await self._run(api.bring_to, rt, str(item[rt.id_param]), desired, region, self._parent_of(config))
         return self._state(item, config, region), None
 
     async def _update_apply(self, ctx: ResourceContext) -> tuple[Any, None]:
@@ -127,6 +139,9 @@ class CatalogResource(BaseResource):
         parent = self._parent_of(prior)
         if changes:
             await self._run(api.update, rt, prior.id, changes, prior.region_id, parent)
+        desired = getattr(planned, DESIRED, None) if rt.transitions else None
+        if desired and desired != getattr(prior, DESIRED, None):
+            await self._run(api.bring_to, rt, prior.id, desired, prior.region_id, parent)
         item = await self._run(api.read, rt, prior.id, prior.region_id, parent)
         if item is None:
             raise _failure(ResourceFailure(f"{rt.name}: {prior.id} disappeared while it was being updated"))

@@ -1,0 +1,142 @@
+"""Class 3: close matches that follow the wrong element.
+
+"EIP console" is not "ECS console", "Instance Status" is not "Instance Settings",
+"NAT Gateway" (a menu item) is not "NAT Gateway console" (a product link), "创建" is
+not "创建云盘". A close match must read as the same control renamed, be unambiguous,
+and sit where the step points; otherwise it is a finding with candidates.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from docverify.actions import ActionKind
+from docverify.locate import locate, parse_snapshot, renamed
+from docverify.verdict import FindingKind
+from verdict_helpers import act, episode, page
+
+
+@pytest.mark.parametrize(("doc", "console"), [
+    ("Create Instance", "Create ECS Instance"), ("Create EIP", "Apply for EIP"),
+    ("Bind Resource", "Associate with Resource"), ("Create Trail", "Create Trail Now"),
+    ("SSH Key Pairs", "Key Pairs"), ("Listening Port", "Listener Port"), ("Event Detail Query", "Event Query"),
+    ("Logon Credentials", "Logon Credential"), ("Add Rule", "Add Security Group Rule"), ("创建实例", "创建ECS实例"),
+])
+def test_renamed_controls(doc, console):
+    assert renamed(doc, console)
+
+
+@pytest.mark.parametrize(("doc", "console"), [
+    ("EIP console", "ECS console"), ("Instance Status", "Instance Settings"), ("NAT Gateway", "NAT Gateway console"),
+    ("创建", "创建云盘"), ("Create", "Create Disk"), ("Network & Security", "Security Groups"),
+    ("Create Instance", "Delete Snapshot"),
+])
+def test_different_controls(doc, console):
+    assert not renamed(doc, console)
+
+
+def test_several_candidates_are_no_match_but_a_finding_with_candidates():
+    elements = parse_snapshot('''
+- main [ref=e1]:
+  - button "创建云盘" [ref=e2]
+  - button "创建快照" [ref=e3]
+  - button "Add Bucket Rule" [ref=e4]
+  - button "Add Bucket Policy" [ref=e5]
+''')
+    assert locate("创建", elements).element is None
+    found = locate("Add Bucket", elements)
+    assert found.element is None and found.ambiguous and set(found.nearest) == {"Add Bucket Rule", "Add Bucket Policy"}
+    ep = episode("""
+        # Add
+
+        1. Click **Add Bucket**.
+    """)
+    flag = act(ep, page('- main [ref=e1]:\n  - button "Add Bucket Rule" [ref=e4]\n  - button "Add Bucket Policy" [ref=e5]'))
+    assert flag.finding.kind is FindingKind.ELEMENT_NOT_FOUND
+    assert "several controls could be it" in flag.finding.observed
+
+
+def test_the_part_of_the_page_the_step_names_decides_between_candidates():
+    snapshot = page('''
+        - main [ref=m1]:
+          - link "Add Rules" [ref=e1]
+          - region "Security Group Rules" [ref=e2]:
+            - tablist [ref=e3]:
+              - tab "Inbound" [ref=e4]
+            - button "Add Security Group Rule" [ref=e5]
+    ''')
+    ep = episode("""
+        # Rules
+
+        1. On the **Inbound** tab, click **Add Rule**.
+    """)
+    flag = act(ep, snapshot)
+    assert (flag.finding.kind, flag.finding.observed) == (FindingKind.LABEL_CHANGED, "Add Security Group Rule")
+    assert act(ep, snapshot).ref == "e5"
+
+
+def test_a_console_link_is_never_another_products():
+    home = page('''
+        - banner [ref=e1]:
+          - navigation "Products" [ref=e2]:
+            - link "ECS console" [ref=e3]
+            - link "Elastic IP Address console" [ref=e4]
+    ''')
+    ep = episode("""
+        # EIP
+
+        1. Log on to the EIP console.
+    """)
+    click = act(ep, home)  # the product the doc abbreviates, not the one that looks alike
+    assert (click.kind, click.ref) == (ActionKind.CLICK, "e4")
+    ep = episode("""
+        # RDS
+
+        1. Log on to the RDS console.
+    """)
+    flag = act(ep, home)
+    assert flag.finding.kind is FindingKind.ELEMENT_NOT_FOUND
+
+
+def test_a_menu_item_is_not_a_product_link_in_the_top_bar():
+    nav = page('''
+        - banner [ref=e1]:
+          - navigation "Products" [ref=e2]:
+            - link "NAT Gateway console" [ref=e3]
+        - navigation "VPC navigation" [ref=e4]:
+          - link "VPCs" [ref=e5]
+          - link "Internet NAT Gateway" [ref=e6]
+    ''')
+    ep = episode("""
+        # NAT
+
+        1. In the left-side navigation pane, click **NAT Gateway**.
+    """)
+    flag = act(ep, nav)
+    assert (flag.finding.kind, flag.finding.observed) == (FindingKind.LABEL_CHANGED, "Internet NAT Gateway")
+    assert act(ep, nav).ref == "e6"
+
+
+def test_the_section_a_step_names_must_be_there_and_decides_between_exact_matches():
+    bucket = page('''
+        - main [ref=m1]:
+          - region "Cross-Origin Resource Sharing (CORS)" [ref=r1]:
+            - heading "Cross-Origin Resource Sharing (CORS)" [level=2] [ref=h1]
+            - button "Create Rule" [ref=b1]
+          - region "Lifecycle" [ref=r2]:
+            - heading "Lifecycle" [level=2] [ref=h2]
+            - button "Create Rule" [ref=b2]
+    ''')
+    ep = episode("""
+        # Lifecycle
+
+        1. In the **Lifecycle** section, click **Create Rule**.
+    """)
+    assert act(ep, bucket).ref == "b2"  # the Lifecycle section's, not the first on the page
+    ep = episode("""
+        # Lifecycle
+
+        1. In the **Object Expiry** section, click **Create Rule**.
+    """)
+    flag = act(ep, bucket)
+    assert (flag.finding.kind, flag.finding.expected) == (FindingKind.ELEMENT_NOT_FOUND, "Object Expiry")
