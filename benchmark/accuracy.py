@@ -160,6 +160,13 @@ class Tally:
                 setattr(self, name, mine + value)
 
 
+def _overlap(these: dict[int, set[str]], those: dict[int, set[str]]) -> tuple[int, int, int]:
+    """Of ``these`` findings (line -> kinds): how many lines, how many of them ``those``
+    has too, and how many of those with a kind in common."""
+    hits = [line for line in these if line in those]
+    return len(these), len(hits), sum(1 for line in hits if these[line] & those[line])
+
+
 def score(truth: list[Expected], results: dict[int, dict[str, Any] | None], release: str) -> Tally:
     tally = Tally()
     for index, expected in enumerate(truth):
@@ -182,24 +189,21 @@ def score(truth: list[Expected], results: dict[int, dict[str, Any] | None], rele
                 tally.consequences += 1
                 continue
             predicted.setdefault(int(finding["line"]), set()).add(finding["kind"])
+        lines, line_hits, kind_hits = _overlap(predicted, truth_kinds)
+        tally.predicted_lines += lines
+        tally.predicted_line_hits += line_hits
+        tally.predicted_kind_hits += kind_hits
+        lines, line_hits, kind_hits = _overlap(truth_kinds, predicted)
+        tally.truth_lines += lines
+        tally.truth_line_found += line_hits
+        tally.truth_kind_found += kind_hits
         for line, kinds in predicted.items():
-            tally.predicted_lines += 1
-            if line in truth_kinds:
-                tally.predicted_line_hits += 1
-                if kinds & truth_kinds[line]:
-                    tally.predicted_kind_hits += 1
-                else:
-                    tally.wrong_kind.append(f"{release} {where}:{line}: got {sorted(kinds)}, truth {sorted(truth_kinds[line])}")
-            else:
+            if line not in truth_kinds:
                 tally.false_findings.append(f"{release} {where}:{line}: {sorted(kinds)} ({got})")
-        for line, kinds in truth_kinds.items():
-            tally.truth_lines += 1
-            if line in predicted:
-                tally.truth_line_found += 1
-                if kinds & predicted[line]:
-                    tally.truth_kind_found += 1
-            else:
-                tally.misses.append(f"{release} {where}:{line}: {sorted(kinds)} not reported ({got})")
+            elif not kinds & truth_kinds[line]:
+                tally.wrong_kind.append(f"{release} {where}:{line}: got {sorted(kinds)}, truth {sorted(truth_kinds[line])}")
+        tally.misses += [f"{release} {where}:{line}: {sorted(kinds)} not reported ({got})"
+                         for line, kinds in truth_kinds.items() if line not in predicted]
         if result and release == expected.written_for and expected.events:
             tally.criteria_known += 1
             named = {(c.get("service", "").lower(), c.get("event")) for c in result.get("criteria", [])}
@@ -292,7 +296,7 @@ def main() -> None:
     for release in RELEASES:
         if args.from_runs:
             runs[release] = json.loads((args.from_runs / release / "docverify.json").read_text())
-            runs[release].setdefault("wall_s", 0.0)
+            runs[release].setdefault("wall_s", float(runs[release].get("duration_s") or 0.0))  # the run's own
         else:
             runs[release] = run(paths, release, args.jobs, args.keep_runs, args.code)
         print(f"{release}: {runs[release]['counts']} in {runs[release]['wall_s']:.0f} s", file=sys.stderr)

@@ -49,11 +49,28 @@ class ConsoleEndpoint:
     default_region: str = "cn-hangzhou"
     home: str | None = None  #: where a browser session starts (the console's home page)
     login: LoginForm | None = None  #: None: no sign-in needed
+    #: (address a doc links to, without scheme: "ecs.console.aliyun.com",
+    #: "ecs-buy.aliyun.com/wizard"; the page that opens here): a console standing in
+    #: for another (the sandbox for the real one) opens its own page for a doc's link
+    links: tuple[tuple[str, str], ...] = ()
     extra: dict[str, str] = field(default_factory=dict, repr=False)
 
     def describe(self) -> str:
         """The console for report headers: URL and release."""
         return f"{self.url}" + (f" (release {self.release})" if self.release else "")
+
+    def local(self, url: str) -> str | None:
+        """The page here that a doc's absolute link opens: the longest address of
+        :attr:`links` the link starts with (at a ``/``, ``#`` or ``?`` boundary); None
+        when none does."""
+        address = url.split("://", 1)[-1]
+        best: tuple[int, str] | None = None
+        for prefix, page in self.links:
+            prefix = prefix.rstrip("/")
+            if address.startswith(prefix) and address[len(prefix):len(prefix) + 1] in ("", "/", "#", "?") \
+                    and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), page)
+        return best[1] if best else None
 
 
 class Console(Plugin):

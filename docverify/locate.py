@@ -236,6 +236,9 @@ _VERB_CLASSES = (
     frozenset({"disable", "turn off", "deactivate", "关闭", "禁用", "停用"}),
     frozenset({"view", "show", "details", "查看", "详情"}),
 )
+#: A setting's generic verb and the specific ones it became: "Change Release Protection
+#: Setting" -> "Enable Release Protection" (修改…设置 -> 开启…).
+_SETTING_VERBS = (_VERB_CLASSES[2], _VERB_CLASSES[5] | _VERB_CLASSES[6])
 
 
 def renamed(a: str, b: str) -> bool:
@@ -243,7 +246,9 @@ def renamed(a: str, b: str) -> bool:
     dropped on one side only (two at most, and no more than the words they share;
     not a word that makes it another kind of place, such as "console"), spelling variants ("Listening Port" -> "Listener Port", "Logon
     Credentials" -> "Logon Credential"), or the leading verb swapped for one that
-    names the same operation ("Create EIP" -> "Apply for EIP"). Another noun in
+    names the same operation ("Create EIP" -> "Apply for EIP"; a setting's generic
+    verb for a specific one: "Change Release Protection Setting" -> "Enable Release
+    Protection"). Another noun in
     place of one is another control ("EIP console" / "ECS console", "Instance
     Status" / "Instance Settings"), and so is a one-word label grown at its end
     ("Create" / "Create Disk", "创建" / "创建云盘"; in front keeps the head: "Name" /
@@ -320,7 +325,9 @@ def _same_verb(ours: list[str], theirs: list[str]) -> bool:
         return ("" if _CJK.match(words[0]) else " ").join(words)
 
     a, b = verb(ours), verb(theirs)
-    return any(a in verbs and b in verbs for verbs in _VERB_CLASSES)
+    generic, specific = _SETTING_VERBS
+    return any(a in verbs and b in verbs for verbs in _VERB_CLASSES) \
+        or (a in generic and b in specific) or (b in generic and a in specific)
 
 
 #: Verbs that lead a button's label: a label with one and a label without are different controls.

@@ -102,7 +102,9 @@ _NO = {"no", "n", "false", "optional", "否", "可选", "非必选", "非必填"
 
 
 def _emph(match: re.Match) -> str:
-    return plain(next(group for group in match.groups() if group is not None))
+    """The emphasised text a pattern ending in ``_EMPH`` caught (its named groups are not it)."""
+    named = set(match.re.groupindex.values())
+    return plain(next(group for index, group in enumerate(match.groups(), 1) if group is not None and index not in named))
 
 
 def value_from_text(marked: str) -> str | None:
@@ -132,8 +134,8 @@ _NOT_AN_ORDER = re.compile(
 #: An order to enter or choose, at the start of a sentence ("Optional." and "In this
 #: example," may come first): the value is the emphasised text right after it.
 _ORDER = re.compile(
-    r"^(?:(?:optional|required|in\s+this\s+(?:example|topic)|可选|必选|本示例中?)\s*[.,:，：。]?\s*)?"
-    r"(?:select|choose|pick|enter|type|input|specify|use|keep|set\s+(?:it|this(?:\s+parameter)?|the\s+(?:value|parameter))\s+to|"
+    r"^(?:(?:optional|required|(?P<example>in\s+this\s+(?:example|topic)|本示例中?)|可选|必选)\s*[.,:，：。]?\s*)?"
+    r"(?P<verb>select|choose|pick|enter|type|input|specify|use|keep|set\s+(?:it|this(?:\s+parameter)?|the\s+(?:value|parameter))\s+to|"
     r"set\s+to|选择|输入|填写|填入|设置为|设为|保持|使用|选中)\s*(?:the\s+|an?\s+)?(?:option\s+|value\s+)?" + _EMPH,
     re.I,
 )
@@ -194,6 +196,7 @@ def value_from_description(marked: str) -> tuple[str | None, bool]:
     if _BLANK.search(marked):
         return "", False
     found: str | None = None
+    found_example = False
     example: str | None = None
     for sentence in _clauses(marked):
         if found is None and (switch := _SWITCH.match(plain(sentence))):
@@ -203,6 +206,9 @@ def value_from_description(marked: str) -> tuple[str | None, bool]:
             match = _ORDER.match(sentence) or _STATED.match(sentence) or _DEFAULT.match(sentence)
             if match is not None and not _CHOICE_AFTER.match(sentence[match.end():]):
                 found = _emph(match)
+                # "In this example, enter `web-01`" (本示例输入): a name of the doc's, the reader's own to pick
+                typed = match.re is _ORDER and match["example"] and re.match(r"enter|type|input|输入|填写|填入", match["verb"], re.I)
+                found_example = bool(typed)
             elif number := _PLAIN_NUMBER.match(plain(sentence)):
                 found = number[1]
         if example is None:
@@ -213,7 +219,7 @@ def value_from_description(marked: str) -> tuple[str | None, bool]:
         if match is not None:  # "In this example, **X** is selected": the doc's own choice
             return _emph(match), False
     if found is not None:
-        return found, False
+        return found, found_example
     if example is not None:
         return example, True
     text = plain(marked)
@@ -250,6 +256,10 @@ def _required(text: str) -> bool | None:
     return None
 
 
+#: A cell that is only a list of bold choices ("- **Set Now** - **Set Later**").
+_ONLY_BOLD_BULLETS = re.compile(r"(?:\s*[-+*]\s+" + BOLD_OPEN + "[^" + BOLD_OPEN + BOLD_CLOSE + "]+" + BOLD_CLOSE + r"\s*){2,}")
+#: An ID masked in a doc's example ("sg-bp1bhjjsoiyx44hd****", "vpc-bp1opxu1zkhn00g\*\*\*\*").
+_MASKED = re.compile(r"\*{3,}|\w\*{2,}$")
 #: A header that names a group of settings ("Listener configuration", "SSL证书配置"):
 #: its rows are fields, like a "Parameter" column's.
 _SETTINGS_HEADER = re.compile(r"(?:\b(?:configurations?|settings|parameters|options|fields)|配置|设置|参数)$", re.I)
@@ -301,11 +311,21 @@ def fields_from_table(table: RawTable, render: Callable[[str], str]) -> list[Fie
             continue
         if len(cells) < width:
             cells = [""] * (width - len(cells)) + cells
+            row_group = None
         elif group_cols:
-            group = plain(render(cells[group_cols[-1]])) or group
+            row_group = plain(render(cells[group_cols[-1]])) or None
+        else:
+            row_group = None
         name = plain(render(cells[name_col]))
         if not name:
             continue
+        listed: list[str] = []
+        if row_group and _ONLY_BOLD_BULLETS.fullmatch(render(cells[name_col])):
+            # "| **Set Password** | - **Set Now** - **Set Later** | ...": the group cell names
+            # the field, the bullets are its choices
+            name, listed = row_group, options_from_text(render(cells[name_col]))
+        elif row_group:
+            group = row_group
         value_marked = render(cells[value_col]) if value_col is not None else ""
         desc_marked = render(cells[desc_col]) if desc_col is not None else ""
         value, example = None, False
@@ -313,10 +333,12 @@ def fields_from_table(table: RawTable, render: Callable[[str], str]) -> list[Fie
             value = value_from_text(value_marked)
             if value is None:
                 value = bare_value(value_marked)
+        if value is not None and _MASKED.search(value):
+            value = None  # "[Default]sg-bp1bhjjsoiyx44hd****": the writer's own resource, masked; not the reader's
         if value is None and desc_marked:
             value, example = value_from_description(desc_marked)
         description = plain(desc_marked) if desc_col is not None else plain(value_marked)
-        options = options_from_text(desc_marked) or options_from_text(value_marked)
+        options = listed or options_from_text(desc_marked) or options_from_text(value_marked)
         required = _required(plain(render(cells[required_col]))) if required_col is not None else None
         fields.append(
             Field(

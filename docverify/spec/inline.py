@@ -107,6 +107,7 @@ def render_inline(tokens: Iterable[Token]) -> str:
     """Marked text of a flat inline token list."""
     out: list[str] = []
     hrefs: list[str] = []
+    bold = 0  #: open bold spans: an icon inside one ("**![More](...)**") is already a label
     for token in tokens:
         kind = token.type
         if kind == "text_special" and token.content == "*":
@@ -116,8 +117,10 @@ def render_inline(tokens: Iterable[Token]) -> str:
         elif kind in ("softbreak", "hardbreak"):
             out.append("\n")
         elif kind == "strong_open":
+            bold += 1
             out.append(BOLD_OPEN)
         elif kind == "strong_close":
+            bold -= 1
             out.append(BOLD_CLOSE)
         elif kind == "em_open":
             out.append(EM_OPEN)
@@ -134,7 +137,7 @@ def render_inline(tokens: Iterable[Token]) -> str:
         elif kind == "image":
             alt = clean(token.content).strip()
             if alt:  # an icon named in a step ("click the ![Edit](...) icon") is a label
-                out.append(BOLD_OPEN + alt + BOLD_CLOSE)
+                out.append(alt if bold > 0 else BOLD_OPEN + alt + BOLD_CLOSE)
         elif kind == "html_inline":
             out.append(_render_html(token.content))
     marked = "".join(out)

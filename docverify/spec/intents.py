@@ -82,6 +82,8 @@ _BARE_URL = r"(?P<bare>https?://[^\s)\]>" + LINK_OPEN + r"]*[^\s)\]>.,;:!?" + LI
 _NOUN = r"[A-Za-z][\w\-]*(?:\s+[A-Za-z][\w\-]*){0,3}?"
 #: Where such a noun ends: a relative clause, a preposition, punctuation.
 _NOUN_END = r"(?=\s*(?:$|[.,;:!?)]|\s(?:that|which|whose|you|to|in|on|for|from|and|then|by|at|of|under|whose|whom)\b))"
+#: A control named in plain words, up to three lower-case words: "principal", "image name".
+_PLAIN_NOUN = r"(?!(?:following|one|all|each|any|it|them|this|that|these|region|zone)\b)[a-z][a-z\-]*(?:\s(?!and\b|or\b)[a-z][a-z\-]*){0,2}"
 _CONSOLE_NAME = r"(?P<name>(?:[\w&.\-]+\s+){0,5}?(?:management\s+)?(?:console|portal))\b"
 
 
@@ -172,6 +174,14 @@ ENGLISH = _rules(
      r"(?P<part>(?:logon\s+|display\s+|user\s*)?name|id)\s+of\s+(?:the|a|an|your)\s+(?:target\s+|desired\s+|new\s+)?(?P<noun>" + _NOUN + r")"
      r"|(?:target\s+|desired\s+)?(?P<noun2>" + _NOUN + r")\s+(?P<part2>(?:logon\s+|display\s+|user\s*)?name|id))" + _NOUN_END),
     (Intent.CLICK, ("click", "choose", "select", "press", "tap"), r"\b(?P<verb>click|choose|select|press|tap)(?:ing)?\s+(?:the\s+)?(?:button\s+)?" + _label("target")),
+    # controls named in plain words: "Specify the principal.", "Select one or more ports.",
+    # "Enter an image name and description.", "click the target bucket"
+    (Intent.SELECT, ("one or more", "at least one"), r"\b(?:select|choose|check)\s+(?:one\s+or\s+more|at\s+least\s+one)\s+(?P<plain>[a-z][a-z\-]*(?:\s[a-z][a-z\-]*){0,2}?)\s*(?:[.;]|$)"),
+    (Intent.FILL, ("enter", "specify", "type"), r"(?<!" + _B + r")\b(?:enter|specify|type)\s+(?:a|an|the)\s+(?P<plainlist>" + _PLAIN_NOUN
+     + r"(?:\s*,\s*(?:a\s+|an\s+|the\s+)?" + _PLAIN_NOUN + r")*,?\s+and\s+(?:a\s+|an\s+|the\s+)?" + _PLAIN_NOUN + r")\s*(?:[.;]|$)"),
+    (Intent.FILL, ("enter", "type"), r"(?<!" + _B + r")\b(?:enter|type)\s+(?:a|an|the)\s+(?P<plain>" + _PLAIN_NOUN + r")\s*(?:[.;]|$)"),
+    (Intent.SELECT, ("specify", "select", "choose"), r"(?<!" + _B + r")\b(?:specify|select|choose)\s+(?:the\s+|a\s+|an\s+)?(?P<plain>" + _PLAIN_NOUN + r")\s*(?:[.;]|$)"),
+    (Intent.OPEN_RESOURCE, ("target", "desired"), r"\bclick(?:ing)?\s+(?:on\s+)?the\s+(?:target|desired)\s+(?P<noun>" + _NOUN + r")" + _NOUN_END),
     # catch-alls: a verb without a label
     (Intent.FILL, ("enter", "type", "input"), r"(?<!" + _B + r")(?<!to\s)\b(?:enter|type|input)\s+(?:a|an|the|your|its|their|one|up\s+to)\b"),
     (Intent.VERIFY, ("view", "review", "check", "verify", "wait"), r"(?:^|(?<=\n)|(?<=[.]\s))(?:view|review|check|verify)\b|\bwait\s+(?:until|for)\b"),
@@ -212,6 +222,8 @@ CHINESE = _rules(
     # "单击目标实例ID", "单击Bucket名称", "单击目标RAM用户的用户名": an existing resource's page
     (Intent.OPEN_RESOURCE, ("单击", "点击"), r"(?:单击|点击)\s*(?:目标|需要操作的|要操作的|待操作的|该|此)?\s*(?P<noun>[A-Za-z\u4e00-\u9fff]{1,12}?)\s*的?\s*"
      r"(?P<part>ID|id|名称|名字|用户名|登录名称?)(?![A-Za-z\u4e00-\u9fff])"),
+    # "并选中一个或多个端口": a list named in plain words, any of its choices
+    (Intent.SELECT, ("一个或多个", "至少一个"), r"(?:选中|选择|勾选)(?:一个或多个|至少一个)(?P<plain>[\u4e00-\u9fff]{1,8}?)(?=[，,。；;\s]|$|即可|便|后)"),
     (Intent.CLICK, ("单击", "点击"), r"单击|点击"),
 )
 
@@ -265,11 +277,17 @@ def extract_actions(marked: str, first_line: int) -> list[Action]:
                 continue
             accepted.append((start, end, rule, match))
     accepted.sort(key=lambda item: item[0])
+    # "confirm the settings or click the ![Edit] icon to modify them": another way, not a further step
+    accepted = [item for item in accepted if not _OR_BEFORE.search(text, max(0, item[0] - 12), item[0])]
     actions: list[Action] = []
     starts: list[int] = []
     for start, _, rule, match in accepted:
         if match.groupdict().get("fieldlist"):
             found = _field_list(rule.intent, match, text, first_line)
+        elif match.groupdict().get("plainlist"):  # "Enter an image name and description."
+            line = line_of(text, start, first_line)
+            found = [Action(rule.intent, line, target=noun, described=True)
+                     for noun in _PLAIN_ITEM.split(plain(match["plainlist"])) if noun]
         else:
             found = [_action(rule.intent, match, text, first_line)]
         actions.extend(found)
@@ -278,6 +296,9 @@ def extract_actions(marked: str, first_line: int) -> list[Action]:
     return _fix_up(actions)
 
 
+_PLAIN_ITEM = re.compile(r"\s*(?:,\s*and|,|\band)\s+(?:a\s+|an\s+|the\s+)?", re.I)
+#: What puts an action as an alternative to the one before it: "..., or click **X**", "或者单击".
+_OR_BEFORE = re.compile(r"(?:(?<![\w-])or,?|或者|或)\s*$", re.I)
 #: "find the instance that you want to stop", "locate the target bucket", "找到目标实例":
 #: the step acts on one existing resource, a row of a list.
 _FIND_EN = re.compile(r"\b(?:find|locate|search\s+for)\s+(?:the|a|an|your)\s+(?:target\s+|desired\s+|new\s+)?(?P<noun>" + _NOUN + ")" + _NOUN_END, re.I)
@@ -340,6 +361,8 @@ def _action(intent: Intent, match: re.Match, text: str, first_line: int) -> Acti
     elif groups.get("value_p"):
         literal = plain(groups["value_p"])
         action.value = None if _NOT_LITERAL.match(literal) or len(literal.split()) > 3 else literal
+    if groups.get("plain"):  # "Specify the principal.": the doc's words for a control
+        action.target, action.described = plain(groups["plain"]), True
     if intent is Intent.OPEN_RESOURCE:
         action.resource = plain(groups.get("noun") or groups.get("noun2") or "") or None
         part = (groups.get("part") or groups.get("part2") or "").lower()

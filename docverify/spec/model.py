@@ -71,6 +71,7 @@ class Field:
     group: str | None = None  #: the group-header row above it, if the table has groups
     options: list[str] = field(default_factory=list)  #: bold choices listed in the cell
     example: bool = False  #: ``value`` is the doc's example ("for example `web-01`"), not an order
+    described: bool = False  #: ``name`` is the doc's words for the field ("an image name"), not its label
 
 
 @dataclass
@@ -103,6 +104,9 @@ class Action:
     resource: str | None = None  #: the existing resource it acts on ("instance" in "find the instance and click ...")
     example: bool = False  #: ``value`` is the doc's example ("for example `web-01`"), not an order
     context: str | None = None  #: the part of the page it is in: "Lifecycle" in "In the **Lifecycle** section, click ..."
+    #: ``target`` is the doc's words for a control, not its label ("Specify the principal.",
+    #: "Enter an image name"): a control the page names otherwise is no renamed label
+    described: bool = False
 
 
 @dataclass
@@ -132,6 +136,8 @@ class Step:
     substeps: list["Step"] = field(default_factory=list)
     alternatives: list[Alternative] = field(default_factory=list)
     optional: bool = False  #: "(Optional) ..."
+    #: "If this is the first time you ..., click **Create**": taken when the page offers it
+    conditional: bool = False
 
 
 @dataclass

@@ -40,6 +40,9 @@ from docverify.spec.placeholders import find_placeholders
 from docverify.spec.source import Source
 
 _OPTIONAL = re.compile(r"^\s*(?:\(optional\)|optional:|（可选）|\(可选\)|可选：|可选:)\s*", re.IGNORECASE)
+#: A step that applies only in a case: "If this is the first time you use ..., click **Create**",
+#: "如果是首次使用...": the policy takes it when the page offers what it names.
+_CONDITIONAL = re.compile(r"^\s*(?:(?:if|in\s+case)\b|如果|若|假如|如需|首次)", re.IGNORECASE)
 _ALT_TRIGGER = re.compile(
     r"\bone\s+of\s+the\s+following\b|\beither\s+of\s+the\s+following\b|\bfollowing\s+(?:methods|ways)\b"
     r"|\bany\s+of\s+the\s+following\s+(?:methods|ways)\b|以下(?:任一|任意一?种?|其中一种|几种)?(?:方式|方法)|任选(?:其)?一|之一",
@@ -116,7 +119,7 @@ class StepBuilder:
             self._bullet_list(step, state, block)
             return
         elif kind == "table":
-            self._table(step, block)
+            self._table(step, state, block)
         elif kind == "blockquote":
             self._blockquote(step, block)
         elif kind in ("code_block", "fence"):
@@ -143,6 +146,7 @@ class StepBuilder:
             state.has_text = True
             optional = _OPTIONAL.match(text)
             step.optional = bool(optional)
+            step.conditional = bool(_CONDITIONAL.match(text[optional.end():] if optional else text))
             step.text = text
         elif is_bold_only(marked):
             return  # a group title between items, not a UI label
@@ -242,7 +246,7 @@ class StepBuilder:
             alternative.steps = [self.from_blocks(item.children, f"{prefix}.1", line, self.source.end_line(item))]
         return alternative
 
-    def _table(self, step: Step, block: SyntaxTreeNode) -> None:
+    def _table(self, step: Step, state: _StepState, block: SyntaxTreeNode) -> None:
         table = self.source.table(block)
         if table is None:
             return
@@ -250,6 +254,8 @@ class StepBuilder:
         if not found:
             return
         step.fields.extend(found)
+        # a value the reader substitutes ("[Default]vpc-bp1opxu1zkhn00g****") is no field value
+        state.placeholder_text.extend(plain(self.source.render_cell(cell)) for row in table.rows for cell in row.cells)
         if not any(action.intent is Intent.CONFIGURE for action in step.actions):
             step.actions.append(Action(Intent.CONFIGURE, self.source.line(block)))
 
@@ -288,7 +294,8 @@ def _letter(index: int) -> str:
 def _inline_fields(actions: list[Action]) -> list[Field]:
     """FILL/SELECT actions on a named field are also fields ("enter docs_db in the **Database Name** field")."""
     return [
-        Field(name=action.target, line=action.line, value=action.value, example=action.example)
+        Field(name=action.target, line=action.line, value=action.value, example=action.example,
+              described=action.described)
         for action in actions
         if action.intent in (Intent.FILL, Intent.SELECT) and action.target
     ]

@@ -89,7 +89,9 @@ class ActionTrailChecker(Checker):
         start = evidence.started - self.options.margin_s
         end = evidence.finished + self.options.margin_s
         names = _typed_names(evidence)
-        lookups = [Lookup(criterion, _resource(task, criterion), names) for criterion in task.criteria]
+        applied = _applied_values(evidence)
+        values = tuple(value for _, value in applied)
+        lookups = [Lookup(criterion, _resource(task, criterion), names, values) for criterion in task.criteria]
         budget = self.options.delay_s
         if budget is None:
             budget = _float(evidence.endpoint.extra.get("audit_delay_s"), default=10.0)
@@ -97,13 +99,15 @@ class ActionTrailChecker(Checker):
         pause = POLL_FIRST_S
         while True:
             unanswered: TransientAuditError | None = None
+            # until every criterion has its event and they carry what was typed
+            lost = bool(_lost(lookups, applied))  # found, but maybe a parallel procedure's event
             try:
-                for lookup in [lookup for lookup in lookups if lookup.success is None]:
+                for lookup in [lookup for lookup in lookups if lookup.success is None or lost]:
                     events = await asyncio.to_thread(audit_log.events, lookup.criterion.event, start, end)
                     lookup.take(events, audit_log.account_id)
             except TransientAuditError as error:
                 unanswered = error
-            if all(lookup.success is not None for lookup in lookups):
+            if all(lookup.success is not None for lookup in lookups) and not _lost(lookups, applied):
                 break
             left = deadline - time.monotonic()
             if left <= 0:
@@ -112,7 +116,7 @@ class ActionTrailChecker(Checker):
                 break
             await asyncio.sleep(min(pause, left))
             pause = min(pause * 2, POLL_CAP_S)
-        return _result(self.name, lookups, start, end, _applied_values(evidence))
+        return _result(self.name, lookups, start, end, applied)
 
 
 @dataclass
@@ -125,6 +129,9 @@ class Lookup:
     #: the criterion names no resource, an event counts only if it mentions one of them,
     #: so a parallel procedure's event is never taken for this one's
     names: tuple[str, ...] = ()
+    #: values the procedure typed: of two matching events (this procedure's and a parallel
+    #: one's, or a provisioner's), the one that carries more of them is this procedure's
+    values: tuple[str, ...] = ()
     success: dict[str, Any] | None = None
     failures: dict[str, dict[str, Any]] = field(default_factory=dict)  #: eventId -> failed event
 
@@ -134,8 +141,11 @@ class Lookup:
                 continue
             if event.get("errorCode"):
                 self.failures.setdefault(str(event.get("eventId")), event)
-            elif self.success is None:
+            elif self.success is None or self.carried(event) > self.carried(self.success):
                 self.success = event
+
+    def carried(self, event: dict[str, Any]) -> int:
+        return sum(1 for value in self.values if _carries(event, value))
 
     def matches(self, event: dict[str, Any], account_id: str | None) -> bool:
         if event.get("eventName") != self.criterion.event:
@@ -266,9 +276,8 @@ def _result(checker: str, lookups: list[Lookup], start: float, end: float,
     evidence += [_trim(event) for lookup in lookups if lookup.success is None for event in lookup.failures.values()]
     if len(found) == len(lookups):
         listed = "; ".join(f"{lookup.describe()} (event id {event.get('eventId')})" for lookup, event in found)
-        lost = [(field, value) for field, value in applied if not any(_carries(event, value) for _, event in found)]
-        masked = sum(1 for _, event in found for value in _values(event.get("requestParameters")) if MASK.match(value))
-        if len(lost) > masked:  # a value the log masks (a public key, a password) cannot be checked
+        lost = _lost(lookups, applied)
+        if lost:
             values = ", ".join(f"{field} = {value!r}" for field, value in lost)
             return CheckResult(checker, False, f"audit log: {listed}, but without the value(s) the doc gives: {values} "
                                                "(the console did not apply them)", evidence)
@@ -287,6 +296,15 @@ def _result(checker: str, lookups: list[Lookup], start: float, end: float,
         else:
             missing.append(f"no {lookup.describe()} event in the audit log {window}")
     return CheckResult(checker, False, "; ".join(missing), evidence)
+
+
+def _lost(lookups: list[Lookup], applied: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The typed (field, value) pairs none of the events found so far carries; none when
+    no more are missing than the events mask (a public key, a password cannot be checked)."""
+    found = [lookup.success for lookup in lookups if lookup.success is not None]
+    lost = [(field, value) for field, value in applied if not any(_carries(event, value) for event in found)]
+    masked = sum(1 for event in found for value in _values(event.get("requestParameters")) if MASK.match(value))
+    return lost if len(lost) > masked else []
 
 
 def _trim(event: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ hand that step to a model (and yields the model's actions instead).
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
@@ -84,6 +85,11 @@ ROW_CONTEXT = re.compile(r"\b(?:find|locate)\b|actions?\s+column|next\s+to|in\s+
 CHOOSE = re.compile(r"^\s*(?:select|choose|选择)", re.I)
 #: Field names that are names: a doc that gives no value still needs one typed.
 NAME_FIELD = re.compile(r"(?:\bname|名称)\s*$", re.I)
+#: A number and its unit, "2 Mbps", "40 GiB", "5 Mbit/s": a number field takes the number.
+NUMBER_WITH_UNIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*[A-Za-z%][A-Za-z/%]*\s*$")
+#: A listed choice that is a way to fill a field, not its value: "Select Existing EIPs", "Purchase EIPs", "使用已有".
+WAY = re.compile(r"(?:select|choose|use|purchase|buy|create|add|specify|enter|import|upload)\s"
+                 r"|(?:选择|使用|购买|创建|新建|指定|输入|导入|上传)\S", re.I)
 #: A step that names the console's side menu.
 NAVIGATION_PANE = re.compile(r"navigation\s+(?:pane|bar|menu|panel|tree)|导航栏|导航窗格", re.I)
 #: A wizard's button to its next page, named for that page ("Next: Networking", "下一步：网络和安全组").
@@ -236,6 +242,9 @@ class LiteralEpisode(Episode):
         if step.optional and self.options.skip_optional:
             self.step_status[step.number] = StepStatus.SKIPPED
             return
+        if step.conditional and not self.offered(step):
+            self.step_status[step.number] = StepStatus.SKIPPED  # "If this is the first time ...": it is not
+            return
         if step.intent is Intent.FREE_TEXT and not step.substeps and not step.alternatives and not step.fields:
             async for action in self.unverifiable(step, "no action the literal policy can take"):
                 yield action
@@ -349,6 +358,11 @@ class LiteralEpisode(Episode):
         url = act.url or ""
         if url.startswith("/") or (obs and url.startswith(origin(obs.url))):
             yield Action(ActionKind.GOTO, value=url, step=step.number, target=url)
+        elif url.startswith(("http://", "https://")):
+            # a link into the real console: the console under test opens its own page for it, if it has one
+            yield Action(ActionKind.GOTO, value=url, step=step.number, target=url)
+            if self.observation is not None and self.observation.error:
+                yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, url, "a page outside the console under test")
         else:
             yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, url, "a page outside the console under test")
 
@@ -538,7 +552,16 @@ class LiteralEpisode(Episode):
         return others[0] if len(others) == 1 else None
 
     async def fill(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
-        async for action in self.fill_fields(step, [Field(name=act.target or "", line=act.line, value=act.value)]):
+        if not act.target and act.value:  # "Enter **Ram** in the field": the one empty box there is
+            boxes = [e for e in self.elements if e.ref and e.role in ("textbox", "searchbox") and not e.text
+                     and not e.inside("banner") and not e.inside("navigation")]
+            if len(boxes) != 1:
+                yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, step.text,
+                                f"the step names no field, and the page has {len(boxes) or 'no'} empty ones")
+                return
+            act = replace(act, target=boxes[0].name or "", described=True)
+        field = Field(name=act.target or "", line=act.line, value=act.value, example=act.example, described=act.described)
+        async for action in self.fill_fields(step, [field]):
             yield action
 
     async def configure(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
@@ -556,8 +579,14 @@ class LiteralEpisode(Episode):
         if act.target and not act.value:  # "select a VPC from the **Network** list": any option will do
             field = self.find(act.target, ("combobox", "listbox", "group", "radiogroup"))
             if field.element is not None:
+                if act.described:  # "Specify the principal.": the doc's words, not a label
+                    act, field = replace(act, target=field.element.name), Located(field.element, MatchKind.EXACT)
                 async for action in self.pick_any(step, act, field):
                     yield action
+                return
+            if act.described:
+                yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, act.target,
+                                "no list on the page that the doc's words name")
                 return
             if self.find(act.target, FIELD_ROLES).element is not None:  # "set **Name** to a name of your choice"
                 async for action in self.fill_fields(step, [Field(act.target, act.line)]):
@@ -596,6 +625,11 @@ class LiteralEpisode(Episode):
         inner = children(self.elements, element)
         options = [e for e in inner if e.role in ("option", "radio") and e.name and not _is_placeholder(e.name)]
         if any("selected" in e.attributes or e.checked for e in options):
+            return
+        boxes = [e for e in inner if e.role == "checkbox" and e.ref]
+        if not options and boxes:  # "select one or more ports": a group of check boxes
+            if not any(e.checked for e in boxes):
+                yield Action(ActionKind.CHECK, ref=boxes[0].ref, target=f"{element.name}: {boxes[0].name}", step=step.number)
             return
         if not options:
             yield self.flag(step, act.line, FindingKind.VALUE_REJECTED, act.target or "", "the list offers nothing to select")
@@ -637,9 +671,51 @@ class LiteralEpisode(Episode):
     # -- parameter tables and inline values ------------------------------------------
 
     async def fill_fields(self, step: Step, fields: Sequence[Field]) -> AsyncIterator[Action]:
+        """The fields in order; a table's groups ("| **Subscription** |" rows, a "Step"
+        column) one after the other: a group named after a choice of an earlier field
+        is filled only when that choice is made ("Subscription" rows while Billing
+        Method is Subscription), one named after a wizard page after its "Next: X"."""
+        filled: list[Field] = []
+        for group, members in itertools.groupby(fields, key=lambda field: field.group):
+            members = list(members)
+            if group is not None:
+                mode = next((f for f in filled if f.options and _best(group, f.options, self.options.close_threshold)), None)
+                if mode is not None:
+                    chosen = self.current_choice(mode.name)
+                    if chosen is not None and _best(group, [chosen], self.options.close_threshold) is None:
+                        filled += members
+                        continue  # the rows of a choice the form does not have made
+                elif (page := self.wizard_page(group)) is not None:
+                    yield Action(ActionKind.CLICK, ref=page.ref, target=f"button '{page.name}'", step=step.number)
+            async for action in self.fill_group(step, members):
+                yield action
+            filled += members
+
+    def current_choice(self, name: str) -> str | None:
+        """The option or radio a list or option group named ``name`` has selected."""
+        found = self.find(name, ("combobox", "listbox", "group", "radiogroup"))
+        if found.element is None:
+            return None
+        return next((e.name for e in children(self.elements, found.element)
+                     if e.role in ("option", "radio") and ("selected" in e.attributes or e.checked)), None)
+
+    def wizard_page(self, group: str) -> Element | None:
+        """The wizard's "Next: X" button to the page a table's group names ("Networking")."""
+        wanted = normalize(re.sub(r"\s*[(（][^)）]*[)）]\s*$", "", group))  # "Grouping (Optional)"
+        return next((e for e in self.elements if e.ref and e.role == "button" and WIZARD_NEXT.match(e.name)
+                     and normalize(re.split(r"[:：]", e.name, maxsplit=1)[1]) == wanted), None)
+
+    async def fill_group(self, step: Step, fields: Sequence[Field]) -> AsyncIterator[Action]:
         for field in fields:
             if not field.name.strip():
                 continue
+            if field.described:  # "Enter an image name": the page's field for those words, by its own label
+                found = self.find(field.name, FIELD_ROLES)
+                if found.element is None:
+                    yield self.flag(step, field.line, FindingKind.NOT_VERIFIABLE, field.name,
+                                    "no field on the page that the doc's words name")
+                    continue
+                field = replace(field, name=found.element.name, described=False)
             if field.value is None and not field.options:
                 if NAME_FIELD.search(field.name):  # a name the doc leaves to the reader
                     async for action in self.fill_blank_name(step, field):
@@ -751,6 +827,13 @@ class LiteralEpisode(Episode):
             if field.example and NAME_FIELD.search(field.name) and element.role in ("textbox", "searchbox"):
                 value = self.task.unique(value)  # "for example `web-01`": one of the reader's own, unique per run
         else:
+            offered = [e.name for e in children(self.elements, element) if e.role in ("option", "radio") and e.name]
+            if element.role in ("combobox", "listbox") and field.options and all(WAY.match(o) for o in field.options) \
+                    and not any(_best(option, offered, self.options.close_threshold) for option in field.options):
+                # "- **Select Existing EIPs**: ... - **Purchase EIPs**: ...": ways to fill the list, not its values
+                async for action in self.pick_any(step, DocAction(Intent.SELECT, field.line, target=field.name), found):
+                    yield action
+                return
             listed = self.listed_choice(element, field.options)
             if listed is None:
                 return  # the doc lists the choices and the field has one of them
@@ -782,6 +865,8 @@ class LiteralEpisode(Episode):
                 yield Action(ActionKind.CHECK if on else ActionKind.UNCHECK, ref=element.ref, target=field.name, step=step.number)
         else:
             secret = bool(re.search(r"password|secret|密码", field.name, re.I))
+            if element.role == "spinbutton" and (number := NUMBER_WITH_UNIT.match(value)):
+                value = number[1]  # "2 Mbps" into a number field: 2
             self.typed.append(value)
             yield Action(ActionKind.FILL, ref=element.ref, value=value, target=field.name, step=step.number, secret=secret)
 
@@ -884,6 +969,15 @@ class LiteralEpisode(Episode):
                 return found
         return locate(label, actionable, roles, threshold=self.options.close_threshold, near=near)
 
+    def offered(self, step: Step) -> bool:
+        """Whether the page offers what a conditional step ("If this is the first time you
+        buy one, click **Create** in the ... section") acts on: a reader whose case it is
+        not sees no such control and goes on."""
+        act = next((a for a in step.actions if a.path or a.target), None)
+        if act is None:
+            return True
+        return self.find(act.path[0] if act.path else str(act.target), None).element is not None
+
     def named_by(self, step: Step, label: str) -> list[Element]:
         """The elements the step names besides ``label`` (exactly or normalized), every
         one of each: the part of the page it points at ("On the **Inbound** tab, ...")."""
@@ -952,8 +1046,9 @@ class LiteralEpisode(Episode):
 
     def halts_on(self, failed: Action) -> bool:
         """Whether a failed page action ends the episode (the literal follower has no
-        other way; a hybrid policy lets its model see the error and recover)."""
-        return True
+        other way; a hybrid policy lets its model see the error and recover). A link
+        to a page the console under test does not have is no failure of the doc's."""
+        return not (failed.kind is ActionKind.GOTO and "://" in (failed.value or ""))
 
     async def unverifiable(self, step: Step, reason: str) -> AsyncIterator[Action]:
         """A step with nothing literal to do (free text): flagged ``not_verifiable``,

@@ -160,7 +160,8 @@ class HybridEpisode(LiteralEpisode):
         self.agent.state.reports.append(report)
 
     def halts_on(self, failed: Action) -> bool:
-        return failed.by != "model"  # the model sees its own failures and tries another way
+        # the model sees its own failures and tries another way
+        return failed.by != "model" and super().halts_on(failed)
 
     async def stuck(self, stuck: Stuck) -> AsyncIterator[Action]:
         if self.acts_on_a_row(stuck) and self.empty_list() is not None:  # a missing prerequisite: not the model's

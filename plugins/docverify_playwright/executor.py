@@ -376,7 +376,8 @@ class PlaywrightSession:
                 else:
                     await page.keyboard.press(action.value)
             case ActionKind.GOTO:
-                url = urljoin(self.run.endpoint.url + "/", action.value)
+                # a doc's link into the console this one stands in for opens the same page here
+                url = self.run.endpoint.local(action.value) or urljoin(self.run.endpoint.url + "/", action.value)
                 if origin(url) not in self.run.allowed:
                     raise ValueError(f"{url} is outside the console ({', '.join(sorted(self.run.allowed))})")
                 await page.goto(url)

@@ -478,7 +478,7 @@ class Pages:
         url = f"/console/{product['key']}/{rtype}/{ident}/do/{name}"
         if form and not confirm_step:
             return {"kind": "form", "title": form["title"], "rtype": rtype, "id": ident, "url": url,
-                    "fields": self._fields(product, rtype, form.get("fields", [])),
+                    "fields": self._fields(product, rtype, form.get("fields", []), action.get("target")),
                     "ok": form.get("ok", "OK"), "values": values or {}, "errors": errors or {}, "error": error,
                     "two_step": bool(form.get("confirm_ok") or confirm)}
         if confirm_step and form:
@@ -494,8 +494,13 @@ class Pages:
                 "rtype": rtype, "id": ident, "url": url, "ok": "OK", "values": {}, "error": error,
                 "buttons": action.get("buttons", [])}
 
-    def _fields(self, product, rtype, names) -> list[tuple[str, dict[str, Any]]]:
+    def _fields(self, product, rtype, names, target: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+        """The form's fields with their specs: the resource's, and those of the resource
+        the action makes (``target``: an instance's Create Custom Image asks for the
+        image's name)."""
         specs = self.sb.engine.fields_of(product["key"], rtype)
+        if target:
+            specs = {**self.sb.engine.fields_of(product["key"], target), **specs}
         if isinstance(names, dict):
             return list(names.items())
         return [(n, specs.get(n) or {"label": n, "type": "text"}) for n in names]

@@ -72,6 +72,7 @@ class SandboxConsole(Console):
             url=url, api_url=url + "/", audit_url=host, origins=(url,),
             release=release, default_region="cn-hangzhou",
             home=url + "/console",
+            links=console_links(url),
             login=LoginForm(url + "/signin", f"{acct.admin_user}@{acct.alias}.onaliyun.com", acct.admin_password),
             extra={
                 "account_id": acct.account_id,
@@ -87,3 +88,21 @@ class SandboxConsole(Console):
                 "terraform_provider": "sandbox",  # the provisioner's templates for this console
             },
         )
+
+
+#: The real console's home, which the sandbox's home stands for.
+HOME_ADDRESSES = ("home.console.aliyun.com", "homenew.console.aliyun.com", "console.aliyun.com",
+                  "home.console.alibabacloud.com", "console.alibabacloud.com")
+
+
+def console_links(url: str) -> tuple[tuple[str, str], ...]:
+    """The real console's addresses and the sandbox pages that stand for them (the
+    catalog's ``addresses``): a doc's link to ``https://vpc.console.aliyun.com/eip``
+    opens the sandbox's EIP console."""
+    from docverify_sandbox.catalog import base_products
+
+    links = [(address, f"{url}/console") for address in HOME_ADDRESSES]
+    for key, product in base_products().items():
+        for address, path in (product.get("addresses") or {}).items():
+            links.append((address, f"{url}/console/{key}" + (f"/{path}" if path else "")))
+    return tuple(links)

@@ -280,3 +280,40 @@ def test_a_value_the_audit_log_masks_is_not_held_against_the_procedure(sandbox, 
     criterion = ExpectedEvent("ImportKeyPair", "Ecs", resource=key)
     result = asyncio.run(ActionTrailChecker(FAST).check(Evidence(task(criterion), typed, sandbox, started, time.time())))
     assert result.goal_reached is True, result.reason
+
+
+def test_of_two_matching_events_the_one_with_the_typed_values_is_this_procedures(sandbox, client):
+    """A doc's fixed value holds no run suffix, so a parallel procedure's (or a provisioner's)
+    event of the same kind matches too: the one that carries what this procedure typed is its own."""
+    from docverify.trajectory import Turn
+
+    started = time.time()
+    theirs, mine = name("docverify-provisioned"), name("billing-app")
+    put_bucket(client, mine)
+    put_bucket(client, theirs)  # the newest: first in the log's answer
+    typed = [Turn(0, "3", {"kind": "fill", "target": "Bucket Name", "value": mine}, "fill")]
+    evidence = Evidence(task(ExpectedEvent("PutBucket", "Oss")), typed, sandbox, started, time.time())
+    result = asyncio.run(ActionTrailChecker(FAST).check(evidence))
+    assert result.goal_reached is True, result.reason
+    assert [event["resourceName"] for event in result.evidence] == [mine]
+
+
+def test_an_event_with_the_typed_values_that_comes_later_is_waited_for(sandbox, client):
+    """The first matching event lacks the values: the checker keeps polling within its budget."""
+    import threading
+
+    from docverify.trajectory import Turn
+
+    started = time.time()
+    theirs, mine = name("docverify-provisioned"), name("billing-app")
+    put_bucket(client, theirs)
+    later = threading.Timer(0.4, put_bucket, (client, mine))
+    later.start()
+    typed = [Turn(0, "3", {"kind": "fill", "target": "Bucket Name", "value": mine}, "fill")]
+    evidence = Evidence(task(ExpectedEvent("PutBucket", "Oss")), typed, sandbox, started, time.time() + 1)
+    try:
+        result = asyncio.run(ActionTrailChecker(ActionTrailChecker.Options(delay_s=5)).check(evidence))
+    finally:
+        later.join()
+    assert result.goal_reached is True, result.reason
+    assert [event["resourceName"] for event in result.evidence] == [mine]

@@ -35,6 +35,10 @@ def test_examples_conditions_and_choices_are_not_orders():
     # the order wins over a later condition, and the doc's own example choice wins over both
     assert value_from_description(f"Select {B}VPC{B_}. If you select {B}Classic{B_}, ...") == ("VPC", False)
     assert value_from_description(f"Select an ACL. In this example, {B}Private{B_} is selected.") == ("Private", False)
+    # a name the doc typed "in this example" is the reader's own to pick; a choice it made is the doc's
+    assert value_from_description(f"本示例输入{C}billing-app{C_}。") == ("billing-app", True)
+    assert value_from_description(f"In this example, enter {C}web-01{C_}.") == ("web-01", True)
+    assert value_from_description(f"本示例中选择{B}专有网络{B_}。") == ("专有网络", False)
 
 
 def test_a_parameter_description_table_in_english_and_chinese():
@@ -72,7 +76,8 @@ def test_a_table_of_one_settings_choices_is_not_a_form():
             |**Subscription**|You pay before you use.|
             |**Pay-As-You-Go**|You pay after you use.|
     """).steps
-    assert steps[0].fields == []
+    # neither choice is a field; the sentence names the list, in words, with no value to check
+    assert [(f.name, f.value, f.described) for f in steps[0].fields] == [("billing method", None, True)]
 
 
 FORM = page('''

@@ -21,6 +21,7 @@ from verdict_helpers import act, episode, page
     ("Bind Resource", "Associate with Resource"), ("Create Trail", "Create Trail Now"),
     ("SSH Key Pairs", "Key Pairs"), ("Listening Port", "Listener Port"), ("Event Detail Query", "Event Query"),
     ("Logon Credentials", "Logon Credential"), ("Add Rule", "Add Security Group Rule"), ("创建实例", "创建ECS实例"),
+    ("Change Release Protection Setting", "Enable Release Protection"), ("修改释放保护设置", "开启释放保护"),
 ])
 def test_renamed_controls(doc, console):
     assert renamed(doc, console)
@@ -29,7 +30,8 @@ def test_renamed_controls(doc, console):
 @pytest.mark.parametrize(("doc", "console"), [
     ("EIP console", "ECS console"), ("Instance Status", "Instance Settings"), ("NAT Gateway", "NAT Gateway console"),
     ("创建", "创建云盘"), ("Create", "Create Disk"), ("Network & Security", "Security Groups"),
-    ("Create Instance", "Delete Snapshot"),
+    ("Create Instance", "Delete Snapshot"), ("Start", "Stop"), ("Modify Instance", "Delete Instance"),
+    ("Enable Release Protection", "Disable Release Protection"),
 ])
 def test_different_controls(doc, console):
     assert not renamed(doc, console)

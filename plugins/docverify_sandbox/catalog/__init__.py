@@ -5,6 +5,9 @@ Each product is one YAML file under ``catalog/products/``. Its keys:
 - ``key``, ``title``, ``service_name`` (ActionTrail serviceName), ``api_version``
   (the RPC ``Version``), ``event_source``, ``user_agent`` (of console events),
   ``regional`` (``false`` for global services such as RAM);
+- ``addresses``: the real console's addresses for the product (no scheme:
+  ``vpc.console.aliyun.com/eip``) -> the path under ``/console/<key>/`` that
+  stands for it (``""``: the product's home): a doc's link opens the sandbox page;
 - ``groups``: left-navigation group key -> label; ``nav``: item key ->
   ``{label, group?, resource? | view?}``;
 - ``resources``: resource-type key -> ``{title, singular, id_param, name_param,
