@@ -412,6 +412,33 @@ def locate(label: str, elements: Sequence[Element], roles: Collection[str] | Non
     return Located(best(top), MatchKind.CLOSE, nearest)
 
 
+def locate_words(phrase: str, elements: Sequence[Element], roles: Collection[str] | None = None) -> Located:
+    """The control a doc names in its own words, without a label ("Specify the
+    principal.", "Select one or more ports."): the one element (by name) whose label has
+    every word of the phrase, a plural or a typo aside ("ports" is "Port Range"; Chinese:
+    the label contains the phrase). Several such labels, or none, find nothing: a reader
+    could not tell which is meant. An open dialog is where the step acts."""
+    wanted = _words(normalize(phrase))
+    if not wanted:
+        return Located(None, None)
+    chinese = bool(_CJK.search(phrase))
+    pool = [e for e in elements if e.name and (roles is None or e.role in roles)]
+    if any(e.in_dialog for e in pool):
+        pool = [e for e in pool if e.in_dialog]
+
+    def has_all(name: str) -> bool:
+        if chinese:
+            return normalize(phrase) in name
+        words = _words(name)
+        return all(any(w == x or _spelling_variant(w, x) for x in words) for w in wanted)
+
+    found = [e for e in pool if has_all(normalize(e.name))]
+    names = {normalize(e.name) for e in found}
+    if len(names) != 1:
+        return Located(None, None, tuple(dict.fromkeys(e.name for e in found))[:5], ambiguous=len(names) > 1)
+    return Located(found[0], MatchKind.CLOSE)
+
+
 def _shared_depth(element: Element, other: Element) -> int:
     """How deep the innermost container of both elements is (by ref)."""
     depth = 0

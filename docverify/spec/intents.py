@@ -201,9 +201,10 @@ CHINESE = _rules(
     (Intent.TOGGLE, ("选中", "勾选"), r"(?P<state>选中|勾选|取消勾选|取消选中)\s*" + _label("target")),
     (Intent.CONFIGURE, ("如下", "以下", "下表", "下列", "参数"), r"(?:按|根据|参考)(?:如下|以下|下表)(?:说明|信息|参数)?(?:配置|设置|完成|填写)|(?:完成|配置|设置|填写)(?:以下|如下|下列)(?:配置|参数|信息)"
      r"|(?:配置|设置)(?:各项|相关)?参数"),
-    # "输入**登录名称**和**显示名称**", "填写“A”、“B”和“C”": fields named, values left to the reader
+    # "输入**登录名称**和**显示名称**", "填写“A”、“B”和“C”", "设置**授权策略**、**授权对象**":
+    # fields named, values left to the reader
     (Intent.FILL, ("和", "及", "与", "、"), r"(?:输入|填写|设置|配置|指定)\s*(?P<fieldlist>" + _QLN + r"(?:\s*[、，,]\s*" + _QLN
-     + r")*\s*(?:和|及|以及|与)\s*" + _QLN + ")"),
+     + r")*\s*(?:和|及|以及|与|、)\s*" + _QLN + ")"),
     (Intent.FILL, ("输入", "填写"), r"在" + _label("target") + r"(?:中|框中|文本框中|输入框中)?[，,]?\s*(?:输入|填写)\s*" + _emph("value")),
     # "在**实例名称**文本框中，输入实例名称（例如`web-01`）。": the field, perhaps an example value
     (Intent.FILL, ("输入", "填写"), r"在" + _label("target") + r"(?:中|框中|文本框中|输入框中|区域)?[，,]?\s*(?:输入|填写)[^。；\n" + _B + r"]{0,30}?"
@@ -303,6 +304,9 @@ _OR_BEFORE = re.compile(r"(?:(?<![\w-])or,?|或者|或)\s*$", re.I)
 #: the step acts on one existing resource, a row of a list.
 _FIND_EN = re.compile(r"\b(?:find|locate|search\s+for)\s+(?:the|a|an|your)\s+(?:target\s+|desired\s+|new\s+)?(?P<noun>" + _NOUN + ")" + _NOUN_END, re.I)
 _FIND_ZH = re.compile(r"找到(?:目标|要|需要|待|您要|您需要)?(?:[^，。；,\n" + _B + r"]{0,12}?的)?(?P<noun>[A-Za-z\u4e00-\u9fff]{1,10}?)(?=[，,。；：:\s]|$|并|后|然后|所在|对应)")
+#: "click the plus sign to the left of the event that you want to query and click **X**":
+#: a row named by what the reader wants to do with it (not one to create)
+_WANTED_EN = re.compile(r"\bthe\s+(?P<noun>(?:(?!(?:the|of|a|an)\b)[A-Za-z][\w\-]*\s+){0,2}(?!(?:the|of|a|an)\b)[A-Za-z][\w\-]*)\s+(?:that|which)\s+you\s+want\s+to\s+(?!create\b|add\b|buy\b|purchase\b|apply\b)\w+", re.I)
 #: Intents that act on a row's control, once the step has named the row.
 _ROW_INTENTS = (Intent.CLICK, Intent.NAVIGATE, Intent.TOGGLE, Intent.SELECT)
 
@@ -314,7 +318,7 @@ def _resource_context(text: str, actions: list[Action], starts: list[int]) -> No
         if action.intent is Intent.OPEN_RESOURCE and action.resource:
             return
     pattern = _FIND_ZH if _CJK.search(text) else _FIND_EN
-    found = pattern.search(text)
+    found = pattern.search(text) or (None if _CJK.search(text) else _WANTED_EN.search(text))
     if found is None:
         return
     noun = re.sub(r"^(?:目标|该|此)", "", plain(found["noun"]).strip())

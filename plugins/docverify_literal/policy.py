@@ -18,6 +18,7 @@ hand that step to a model (and yields the model's actions instead).
 from __future__ import annotations
 
 import difflib
+import functools
 import itertools
 import re
 from collections.abc import AsyncIterator, Sequence
@@ -29,7 +30,7 @@ from pydantic import Field as Option
 from docverify.actions import Action, ActionKind, Observation
 from docverify.console import origin
 from docverify.locate import (
-    CLICKABLE, CLOSE_THRESHOLD, Element, Located, MatchKind, children, is_chinese, locate, normalize, similarity, within,
+    CLICKABLE, CLOSE_THRESHOLD, Element, Located, MatchKind, children, is_chinese, locate, locate_words, normalize, similarity, within,
 )
 from docverify.policy import Episode, Policy
 from docverify.spec.model import Action as DocAction
@@ -135,6 +136,12 @@ class LiteralPolicy(Policy):
         return LiteralEpisode(task, self.options)
 
 
+#: An example value in a field's description: "Example: 192.168.0.100.", "例如192.168.0.100、...".
+#: (a value: in backticks, or with a digit or a dot in it, not a word such as "set")
+EXAMPLE_IN_TEXT = re.compile(r"(?:\b(?:for\s+)?examples?\b|\be\.g\.|例如|示例|比如)\s*[:：,，]?\s*"
+                             r"(?:`([^`\s]+)`|((?=[\w./:\-]*[\d.])[\w./:\-]*\w))", re.I)
+
+
 class LiteralEpisode(Episode):
     """One procedure followed literally. Written as an async generator of actions:
     after each ``yield`` the next observation is in :attr:`observation`."""
@@ -158,6 +165,10 @@ class LiteralEpisode(Episode):
         self._deferred: list[tuple[Step, Field, Finding]] = []
         self._context_missing = False  #: the part of the page the current action names is not there
         self._acted: tuple[Step, int] | None = None  #: the step and line of the doc's last page action
+        #: the step before the one being followed: the section it had the reader find
+        #: ("find the **Bucket Tag** section") is where the next one's "click **Configure**" is
+        self._previous: Step | None = None
+        self._current: Step | None = None
 
     async def next_action(self, observation: Observation) -> Action:
         self.observation = observation
@@ -198,8 +209,10 @@ class LiteralEpisode(Episode):
     async def unfinished_dialog(self, last: Step) -> AsyncIterator[Action]:
         """A dialog still open after the doc's last step asks for a step the doc does
         not have (a confirmation the console added): flag it, then confirm it, so the
-        check can still tell whether the goal is reached that way."""
-        async for action in self.confirm_unasked(last, last.end_line, "(no step)", needs_confirm=False):
+        check can still tell whether the goal is reached that way. The finding is on the
+        line of the doc's last page action (the method of several it took), else at the end."""
+        step, line = self._acted if self._acted is not None else (last, last.end_line)
+        async for action in self.confirm_unasked(step, line, "(no step)", needs_confirm=False):
             yield action
 
     def open_dialog(self) -> tuple[Element, list[Element], Element | None] | None:
@@ -239,6 +252,7 @@ class LiteralEpisode(Episode):
                 yield action
 
     async def follow_step(self, step: Step) -> AsyncIterator[Action]:
+        self._previous, self._current = self._current, step
         if step.optional and self.options.skip_optional:
             self.step_status[step.number] = StepStatus.SKIPPED
             return
@@ -429,6 +443,8 @@ class LiteralEpisode(Episode):
                     yield self.flag(step, act.line, FindingKind.MENU_MOVED, expected,
                                     f"no menu '{item}'; '{path[index + 1]}' is the title of another group", found.nearest)
                     return
+                if last and index > 0 and self.section_named(item) is not None:
+                    return  # "Basic Settings > Static Pages": the tab's section of that title, no menu item
                 async for action in self.stuck(Stuck(step, act, self.finding(
                         step, act.line, FindingKind.ELEMENT_NOT_FOUND, expected, missing(found, f"no menu item '{item}'"),
                         found.nearest), fatal=True)):
@@ -577,7 +593,8 @@ class LiteralEpisode(Episode):
                 yield action
             return
         if act.target and not act.value:  # "select a VPC from the **Network** list": any option will do
-            field = self.find(act.target, ("combobox", "listbox", "group", "radiogroup"))
+            lists = ("combobox", "listbox", "group", "radiogroup")
+            field = self.find_described(act.target, lists) if act.described else self.find(act.target, lists)
             if field.element is not None:
                 if act.described:  # "Specify the principal.": the doc's words, not a label
                     act, field = replace(act, target=field.element.name), Located(field.element, MatchKind.EXACT)
@@ -710,7 +727,7 @@ class LiteralEpisode(Episode):
             if not field.name.strip():
                 continue
             if field.described:  # "Enter an image name": the page's field for those words, by its own label
-                found = self.find(field.name, FIELD_ROLES)
+                found = self.find_described(field.name, FIELD_ROLES)
                 if found.element is None:
                     yield self.flag(step, field.line, FindingKind.NOT_VERIFIABLE, field.name,
                                     "no field on the page that the doc's words name")
@@ -731,12 +748,30 @@ class LiteralEpisode(Episode):
                         and self.blank_text_field(field.name):  # "Enter the EIP associated with ...": the run's EIP
                     async for action in self.fill_field(step, replace(field, value=known)):
                         yield action
+                elif (example := self.doc_example(field.name)) is not None and self.blank_text_field(field.name):
+                    # "set **Authorization Object**", and elsewhere "... Example: 192.168.0.100": the doc's own
+                    async for action in self.fill_field(step, replace(field, value=example, example=True)):
+                        yield action
                 else:  # nothing to enter, the default stands: but the doc names the field
                     async for action in self.field_shown(step, field):
                         yield action
                 continue
             async for action in self.fill_field(step, field):
                 yield action
+
+    def doc_example(self, name: str) -> str | None:
+        """The example value the procedure gives for the field ``name`` anywhere (another
+        method's table: "Example: 192.168.0.100", "例如192.168.0.100"), else None."""
+        wanted = normalize(name)
+        for other in self.procedure.all_steps():
+            for field in other.fields:
+                if normalize(field.name) != wanted:
+                    continue
+                if field.value:
+                    return field.value
+                if found := EXAMPLE_IN_TEXT.search(field.description):
+                    return found[1] or found[2]
+        return None
 
     def blank_text_field(self, name: str) -> bool:
         """Whether the form has an empty text field named ``name``."""
@@ -963,11 +998,41 @@ class LiteralEpisode(Episode):
         actionable = [e for e in self.elements if e.ref]
         near = self.named_by(step, label) if step is not None else []
         if row is not None:
-            found = locate(label, [e for e in actionable if within(e, row)], roles,
-                           threshold=self.options.close_threshold, near=near)
+            found = self.own_name_aside(label, locate(label, [e for e in actionable if within(e, row)], roles,
+                                                      threshold=self.options.close_threshold, near=near))
             if found.element is not None:
                 return found
-        return locate(label, actionable, roles, threshold=self.options.close_threshold, near=near)
+        return self.own_name_aside(label, locate(label, actionable, roles, threshold=self.options.close_threshold,
+                                                 near=near))
+
+    def own_name_aside(self, label: str, found: Located) -> Located:
+        """A close match the doc itself calls by another of its labels is not ``label``
+        renamed ("click **Event Detail**" is not the "Event Detail Query" link the doc's
+        step 2 clicks by that name): nothing found, with it among the nearest."""
+        if found.kind is not MatchKind.CLOSE or found.element is None:
+            return found
+        name = normalize(found.element.name)
+        if name == normalize(label) or name not in self.doc_labels:
+            return found
+        return Located(None, None, (found.element.name, *found.nearest))
+
+    @functools.cached_property
+    def doc_labels(self) -> frozenset[str]:
+        """Every UI label the procedure names, normalized."""
+        return frozenset(normalize(label) for step in self.procedure.all_steps() for label in step.labels)
+
+    def section_named(self, title: str) -> Element | None:
+        """The section (a region or heading) of the page with that title, exactly."""
+        return next((e for e in self.elements if e.role in ("region", "heading") and e.name
+                     and normalize(e.name) == normalize(title)), None)
+
+    def find_described(self, words: str, roles: Sequence[str]) -> Located:
+        """A control the doc names in its own words ("the principal", "an image name"): by
+        its label first, else the one whose label has all those words."""
+        found = self.find(words, roles)
+        if found.element is None:
+            found = locate_words(words, [e for e in self.elements if e.ref], roles)
+        return found
 
     def offered(self, step: Step) -> bool:
         """Whether the page offers what a conditional step ("If this is the first time you
@@ -980,9 +1045,14 @@ class LiteralEpisode(Episode):
 
     def named_by(self, step: Step, label: str) -> list[Element]:
         """The elements the step names besides ``label`` (exactly or normalized), every
-        one of each: the part of the page it points at ("On the **Inbound** tab, ...")."""
+        one of each: the part of the page it points at ("On the **Inbound** tab, ..."); when
+        it names none, the section the step before had the reader find."""
         wanted = {normalize(other) for other in step.labels if normalize(other) != normalize(label)}
-        return [e for e in self.elements if e.name and normalize(e.name) in wanted]
+        named = [e for e in self.elements if e.name and normalize(e.name) in wanted]
+        if named or self._previous is None or step is not self._current:
+            return named
+        found = {normalize(other) for other in self._previous.labels if normalize(other) != normalize(label)}
+        return [e for e in self.elements if e.role in ("heading", "region") and normalize(e.name) in found]
 
     async def check_context(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
         """The part of the page a step names ("In the **Static Pages** section, click

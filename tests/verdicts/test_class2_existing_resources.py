@@ -146,3 +146,14 @@ def test_provisioning_outputs_beyond_ids_and_names_reach_the_task_context():
 
     stack = render_stack(close([Requirement(type="eip")]), "sandbox", suffix="ab12cd")
     assert stack.context({"eip_1_id": "eip-1", "eip_1_ip_address": "47.1.2.3"})["eip_1_ip_address"] == "47.1.2.3"
+
+
+def test_a_row_named_by_what_the_reader_wants_to_do_with_it():
+    step = procedure("""
+        # Events
+
+        1. Click the plus sign to the left of the event that you want to query and click **Event Detail**.
+        2. Enter the name of the bucket that you want to create and click **OK**.
+    """).steps
+    assert [(a.target, a.resource) for a in step[0].actions if a.target] == [("Event Detail", "event")]
+    assert all(a.resource is None for a in step[1].actions)  # a resource to create is no row

@@ -142,3 +142,80 @@ def test_the_section_a_step_names_must_be_there_and_decides_between_exact_matche
     """)
     flag = act(ep, bucket)
     assert (flag.finding.kind, flag.finding.expected) == (FindingKind.ELEMENT_NOT_FOUND, "Object Expiry")
+
+
+def test_the_section_the_step_before_found_is_where_the_next_click_acts():
+    """"Click the **Basic Settings** tab, find the **Bucket Tag** section. / Click
+    **Configure** and add tags.": the Configure of that section, not the first one."""
+    ep = episode("""
+        # Tags
+
+        1. Find the **Bucket Tag** section.
+        2. Click **Configure** and add tags.
+    """)
+    settings = page('''
+        - main [ref=m1]:
+          - region "Access Control List (ACL)" [ref=r1]:
+            - heading "Access Control List (ACL)" [level=2] [ref=h1]
+            - button "Configure" [ref=b1]
+          - region "Bucket Tag" [ref=r2]:
+            - heading "Bucket Tag" [level=2] [ref=h2]
+            - button "Configure" [ref=b2]
+    ''')
+    click = act(ep, settings)
+    while click.kind is not ActionKind.CLICK:
+        click = act(ep, settings)
+    assert click.ref == "b2"
+
+
+def test_a_menu_path_may_end_at_a_section_of_the_page_it_opens():
+    """"choose **Basic Settings** > **Static Pages**": the tab, then its section of that title."""
+    ep = episode("""
+        # Website
+
+        1. In the left-side navigation pane, choose **Basic Settings** > **Static Pages**. Click **Configure** in the **Static Pages** section.
+    """)
+    tab = act(ep, page('''
+        - main [ref=m1]:
+          - tablist [ref=l1]:
+            - tab "Overview" [selected] [ref=t1]
+            - tab "Basic Settings" [ref=t2]
+    '''))
+    assert (tab.kind, tab.ref) == (ActionKind.CLICK, "t2")
+    click = act(ep, page('''
+        - main [ref=m1]:
+          - tablist [ref=l1]:
+            - tab "Overview" [ref=t1]
+            - tab "Basic Settings" [selected] [ref=t2]
+          - region "Versioning" [ref=r1]:
+            - heading "Versioning" [level=2] [ref=h1]
+            - button "Configure" [ref=b1]
+          - region "Static Pages" [ref=r2]:
+            - heading "Static Pages" [level=2] [ref=h2]
+            - button "Configure" [ref=b2]
+    '''))
+    assert (click.kind, click.ref) == (ActionKind.CLICK, "b2")
+
+
+def test_a_close_match_the_doc_calls_by_its_own_name_is_not_a_rename():
+    """Step 2 clicks **Event Detail Query** (the nav link); step 3's **Event Detail** is a
+    row's button. With no row on the page, the link is not "Event Detail" renamed."""
+    ep = episode("""
+        # Events
+
+        1. Click **Trails**.
+        2. In the left-side navigation pane, click **Event Detail Query**.
+        3. Click **Event Detail**.
+    """)
+    empty = page('''
+        - navigation "ActionTrail" [ref=n1]:
+          - link "Event Detail Query" [ref=l1]
+          - link "Trails" [ref=l2]
+        - main [ref=m1]:
+          - table "Events" [ref=t1]
+    ''')
+    assert act(ep, empty).ref == "l2"
+    assert act(ep, empty).ref == "l1"
+    flag = act(ep, empty)
+    assert flag.kind is ActionKind.FLAG_STEP and flag.finding.kind is FindingKind.ELEMENT_NOT_FOUND, flag
+    assert "Event Detail Query" in flag.finding.candidates

@@ -149,3 +149,36 @@ def test_a_confirmation_the_console_no_longer_asks_for_is_an_extra_step():
     flag = act(ep, listing)  # no dialog asks: the doc's step 2 is one the console no longer needs
     assert (flag.finding.kind, flag.finding.line) == (FindingKind.EXTRA_STEP, 5)
     assert act(ep, listing).ref == "e2"  # and the procedure goes on
+
+
+def test_a_dialog_left_open_is_blamed_on_the_method_taken_not_the_last_line():
+    """Method 1 ends without "click OK"; Method 2 (not taken) is the doc's last text:
+    the missing step is on Method 1's line."""
+    ep = episode("""
+        # Rules
+
+        1. Use one of the following methods to add rules:
+
+            - Method 1: Quick add
+
+                Click **Quick Add**.
+
+            - Method 2: Add a rule
+
+                1. Click **Add Rule**.
+                2. Click **Save**.
+    """)
+    first = act(ep, page('''
+        - main [ref=m1]:
+          - button "Quick Add" [ref=q1]
+          - button "Add Rule" [ref=a1]
+    '''))
+    assert (first.kind, first.ref) == (ActionKind.CLICK, "q1")
+    flag = act(ep, page('''
+        - dialog "Quick Add" [ref=d1]:
+          - textbox "Authorization Object" [ref=t1]: 10.0.0.1
+          - button "OK" [ref=b1]
+          - button "Cancel" [ref=b2]
+    '''))
+    assert flag.kind is ActionKind.FLAG_STEP and flag.finding.kind is FindingKind.MISSING_STEP
+    assert (flag.finding.line, flag.finding.step) == (8, "1a.1"), flag.finding  # "Click **Quick Add**."
