@@ -10,6 +10,7 @@ import click
 from docverify.cli import CONTEXT_SETTINGS, get_app
 from docverify.errors import ExitCode, NoProceduresError, UsageError
 from docverify.spec.model import Procedure, Severity
+from docverify.spec.sequence import lead_in, with_lead_in
 from docverify.verdict import FAIL_ON
 
 
@@ -132,18 +133,24 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
         )
     console_cloud = app.plugins.get("consoles", config.settings.console.use[0]).cloud
     runnable, skipped = [], []
+    parts = _Parts(procedures)
     for procedure in procedures:
         annotation = procedure.annotation
+        chain = parts.before(procedure)
+        skipping = next((part for part in chain if part.annotation is not None and part.annotation.skip), None)
         if annotation is not None and annotation.skip:
             reason = annotation.skip if isinstance(annotation.skip, str) else "skip: true"
             skipped.append((procedure, f"skipped by its annotation: {reason}"))
+        elif skipping is not None:
+            skipped.append((procedure, f"skipped: it goes on from '{skipping.title}' (line {skipping.line}), "
+                                       "which its annotation skips"))
         elif not procedure.all_steps():
             skipped.append((procedure, "has no steps: nothing to check"))
         elif procedure.cloud and console_cloud and procedure.cloud != console_cloud:
             skipped.append((procedure, f"not applicable: written for the {CLOUD_NAMES.get(procedure.cloud, procedure.cloud)} "
                                        f"console; this run checks {CLOUD_NAMES.get(console_cloud, console_cloud)}'s"))
         else:
-            runnable.append(procedure)
+            runnable.append(with_lead_in(procedure, chain))
     for procedure, why in skipped:
         click.echo(f"{procedure.path}:{procedure.line}: {procedure.id} {why}", err=True)
     if not runnable:
@@ -233,6 +240,28 @@ def collect(paths: tuple[str, ...], config, keyword: str | None, changed_since: 
     return select(procedures, fragments=fragments or None, keyword=expression, changed=changed), problems
 
 
+class _Parts:
+    """The parts of a doc a procedure goes on from (``Procedure.continues``), found
+    among the selected procedures, else by reading the procedure's file again (a
+    procedure selected alone by ``FILE#ID`` still gets the parts before it)."""
+
+    def __init__(self, procedures: list[Procedure]) -> None:
+        self.known: dict[tuple[str, str], Procedure] = {(p.path, p.id): p for p in procedures}
+        self.read: set[str] = set()
+
+    def find(self, path: str, procedure_id: str) -> Procedure | None:
+        if (path, procedure_id) not in self.known and path not in self.read:
+            from docverify.spec.parser import parse_file
+
+            self.read.add(path)
+            for other in parse_file(path).procedures:
+                self.known.setdefault((path, other.id), other)
+        return self.known.get((path, procedure_id))
+
+    def before(self, procedure: Procedure) -> list[Procedure]:
+        return lead_in(procedure, lambda procedure_id: self.find(procedure.path, procedure_id))
+
+
 def _print_plan(tasks) -> None:
     for task in tasks:
         procedure = task.procedure
@@ -242,5 +271,7 @@ def _print_plan(tasks) -> None:
                    f"success: {criteria}")
         if procedure.annotation and procedure.annotation.requires:
             click.echo(f"  requires: {procedure.annotation.requires}")
+        if procedure.lead_in:
+            click.echo(f"  goes on from (run first): {', '.join(procedure.lead_in)}")
     click.echo(f"{len(tasks)} procedure(s) would run (dry run)", err=True)
 

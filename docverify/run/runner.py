@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
@@ -34,6 +35,7 @@ from docverify.reporter import Reporter
 from docverify.run.consequences import Consequences
 from docverify.secrets import known as known_secrets
 from docverify.secrets import scrub_data
+from docverify.spec.sequence import LEAD, is_lead_step
 from docverify.task import Task
 from docverify.trajectory import CheckResult, ProcedureResult, StepOutcome, StepStatus, Turn
 from docverify.verdict import Finding, Verdict, decide
@@ -352,18 +354,37 @@ class Runner:
     def result(self, task: Task, outcome: Outcome, check: CheckResult | None, started: float) -> ProcedureResult:
         goal = check.goal_reached if check else None
         unready = outcome.done.message if outcome.done is not None and outcome.done.environment else None
+        unready = self.lead_in_failed(task, outcome) or unready
+        if task.procedure.lead_in:  # the parts run first are judged in their own results
+            outcome.findings = [f for f in outcome.findings if not is_lead_step(f.step)]
         verdict = decide(outcome.findings, goal_reached=goal, environment_error=unready)
         if outcome.budget and verdict is not Verdict.DRIFT:
             verdict = Verdict.INCONCLUSIVE
         result = ProcedureResult(
             id=task.id, title=task.procedure.title, path=task.procedure.path, line=task.procedure.line,
-            verdict=verdict, reason=self.reason(verdict, outcome, check), findings=outcome.findings,
+            verdict=verdict, reason=unready if verdict is Verdict.ENV_ERROR and unready else self.reason(verdict, outcome, check),
+            findings=outcome.findings,
             steps=self.step_outcomes(task, outcome), turns=outcome.turns, check=check, goal_reached=goal,
             started_at=datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
             browser_s=outcome.browser_s, context=dict(task.context),
             criteria=[c.to_dict() for c in task.criteria], env_error=unready, usage=outcome.usage,
         )
         return result
+
+    @staticmethod
+    def lead_in_failed(task: Task, outcome: Outcome) -> str | None:
+        """Why the procedure's own steps were never reached: a part of the doc run before it
+        (``lead_in``) got stuck; None when they were."""
+        if not task.procedure.lead_in or any(turn.step and not is_lead_step(turn.step) for turn in outcome.turns):
+            return None  # the part's own steps were reached (what drifted before them is that part's finding)
+        drift = next((f for f in outcome.findings if is_lead_step(f.step) and f.kind.is_drift), None)
+        last = next((turn.step for turn in reversed(outcome.turns) if turn.step), "")
+        number = (drift.step if drift is not None else last).removeprefix(LEAD).split(".")[0]
+        part = task.procedure.lead_in[int(number) - 1] if number.isdigit() else task.procedure.lead_in[-1]
+        why = f"{drift.path}:{drift.line}: {drift.message}" if drift is not None else (outcome.done.message or "stuck")
+        why = re.sub(rf"\bstep {LEAD}\d+\.", "step ", why)  # that part's own step number
+        return (f"not judged: this part of the doc goes on from '{part}', which did not get through here ({why}); "
+                "its own result says why")
 
     @staticmethod
     def reason(verdict: Verdict, outcome: Outcome, check: CheckResult | None) -> str:
@@ -395,6 +416,8 @@ class Runner:
         acted = {turn.step for turn in outcome.turns}
         steps = []
         for step in task.procedure.all_steps():
+            if task.procedure.lead_in and is_lead_step(step.number):
+                continue  # a part of the doc run first: its own result has its steps
             findings = by_step.get(step.number, [])
             if any(f.kind.is_drift for f in findings):
                 status = StepStatus.DRIFTED

@@ -355,6 +355,26 @@ def fields_from_table(table: RawTable, render: Callable[[str], str]) -> list[Fie
     return fields
 
 
+def fields_from_sideways_table(table: RawTable, render: Callable[[str], str]) -> list[Field]:
+    """A table the step announces ("add rules as described in the following table") whose
+    header names the fields and whose one row holds their values: "| Action | Port range |
+    Authorized object |" over "| Allow | - SSH 22 - HTTP 80 | 0.0.0.0/0 |". A cell that
+    lists choices gives the field those options and no single value."""
+    if len(table.rows) != 1 or len(table.header) < 2:
+        return []
+    names = [plain(render(cell)) for cell in table.header]
+    if not all(names) or any(len(name.split()) > 4 for name in names):
+        return []
+    row = table.rows[0]
+    fields = []
+    for name, cell in zip(names, row.cells):
+        marked = render(cell)
+        listed = [plain(item) for item in re.findall(r"(?:^|\s)[-+*]\s+(.+?)(?=\s+[-+*]\s|$)", marked, re.S)]
+        value = None if len(listed) > 1 else (value_from_text(marked) or bare_value(marked))
+        fields.append(Field(name=name, line=row.line, value=value, options=listed if len(listed) > 1 else []))
+    return fields
+
+
 _BULLET_FIELD = re.compile("^" + BOLD_OPEN + "([^" + BOLD_OPEN + BOLD_CLOSE + "]+)" + BOLD_CLOSE + r"\s*[:：]\s*(.*)$", re.S)
 
 

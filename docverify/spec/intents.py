@@ -144,7 +144,7 @@ ENGLISH = _rules(
     (Intent.TOGGLE, ("enable", "disable"), r"\b(?P<state>enable|disable)\s+(?:the\s+)?" + _label("target")),
     (Intent.CONFIGURE, ("following", "below"), r"\b(?:configure|set|specify|enter|select|complete|fill\s+in|provide|modify|change)\b[^.:;\n]{0,60}?\b(?:following|below)\b"
      r"[^.:;\n]{0,30}?\b(?:parameters?|settings?|information|configurations?|fields?|options|table|items?)\b"),
-    (Intent.CONFIGURE, ("following",), r"\b(?:parameters?|settings?)\s+(?:as\s+)?(?:described|listed|shown)\s+in\s+the\s+following\s+table"),
+    (Intent.CONFIGURE, ("following",), r"\b(?:(?:parameters?|settings?)\s+|as\s+)(?:as\s+)?(?:described|listed|shown)\s+in\s+the\s+following\s+table"),
     (Intent.CONFIGURE, ("parameters", "settings"), r"\b(?:set|configure|specify)\s+(?:the\s+)?(?:[\w\-]+\s+){0,3}?(?:parameters|settings)\b"),
     (Intent.CONFIGURE, ("configure", "set up"), r"(?:^|(?<=\n)|(?<=[.]\s))(?:configure|set\s+up)\s+(?:the\s+|a\s+|an\s+)?(?:[\w\-]+\s+){0,4}?"
      r"(?:rules?|parameters|settings|options|configurations?|policy|policies|listener)\b"),
@@ -245,8 +245,8 @@ _CONFIRM_LABELS = re.compile(r"^(?:ok|confirm|yes|确定|确认|是)$", re.IGNOR
 _DIALOG_WORDS = re.compile(r"dialog|message|prompt|pop-?up|confirmation|对话框|提示|弹窗|弹出框", re.IGNORECASE)
 _NOT_LITERAL = re.compile(r"^(?:a|an|the|your|one|this|that|any|all|each|some|its|their|whether|if|how|up\s+to)\b", re.IGNORECASE)
 _SECTION_CONTEXT = re.compile(
-    r"\b(?:in|on)\s+the\s+" + _label("section") + r"\s+(?:section|area|step|page|panel|dialog\s+box|tab|wizard|pane)"
-    r"|在(?:[^" + _B + r"。]{0,20})?" + _label("section2") + r"(?:区域|页面|页签|面板|对话框|配置向导)",
+    r"\b(?:in|on)\s+the\s+" + _label("section") + r"\s+(?:section|area|step|page|panel|dialog\s+box|tab|wizard|pane|message|prompt)"
+    r"|在(?:[^" + _B + r"。]{0,20})?" + _label("section2") + r"(?:区域|页面|页签|面板|对话框|配置向导|提示)",
     re.IGNORECASE,
 )
 _STATE = {

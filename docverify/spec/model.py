@@ -173,6 +173,11 @@ class Procedure:
     annotation: Annotation | None = None
     language: str = "en"  #: "en" or "zh" (detected)
     cloud: str | None = None  #: whose console the doc is for: "alibaba", "aws", "azure", "gcp"; None: not said
+    #: the id of the part of the doc this one goes on from ("Step 2: ..." after "Step 1: ..."):
+    #: ``check`` runs that one first (``spec/sequence.py``)
+    continues: str | None = None
+    #: set by ``check``: the ids of the parts whose steps (numbered ``p1.…``) run first
+    lead_in: list[str] = field(default_factory=list)
 
     def all_steps(self) -> list[Step]:
         """Steps in document order, sub-steps and alternatives' steps included."""

@@ -37,6 +37,7 @@ from docverify.spec.intents import cloud_named, console_mentioned, product_from_
 from docverify.spec.language import detect_language
 from docverify.spec.model import Diagnostic, Document, Intent, Procedure, Severity
 from docverify.spec.procedures import ProcedureAssembler
+from docverify.spec.sequence import link_parts
 from docverify.spec.slugs import IdAllocator
 from docverify.spec.source import Source, markdown_parser
 from docverify.spec.tables import find_tables, mask
@@ -208,6 +209,7 @@ def _finish(
         procedure.language = detect_language(procedure.title + "\n" + "\n".join(step.text for step in steps))
         procedure.cloud = _cloud(procedure, front)
         document.procedures.append(procedure)
+    link_parts(document.procedures)
     document_cloud = next((p.cloud for p in document.procedures if p.cloud), None)
     for procedure in document.procedures:  # a fragment of a doc for one cloud is for that cloud too
         procedure.cloud = procedure.cloud or document_cloud

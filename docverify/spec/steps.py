@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from markdown_it.tree import SyntaxTreeNode
 
-from docverify.spec.fields import field_from_bullet, fields_from_table
+from docverify.spec.fields import field_from_bullet, fields_from_sideways_table, fields_from_table
 from docverify.spec.inline import is_bold_only, plain, render_inline
 from docverify.spec.intents import extract_actions
 from docverify.spec.labels import labels, menu_paths, unique
@@ -251,6 +251,8 @@ class StepBuilder:
         if table is None:
             return
         found = fields_from_table(table, self.source.render_cell)
+        if not found and any(action.intent is Intent.CONFIGURE for action in step.actions):
+            found = fields_from_sideways_table(table, self.source.render_cell)  # the step announced it
         if not found:
             return
         step.fields.extend(found)

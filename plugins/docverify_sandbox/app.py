@@ -254,6 +254,8 @@ class Pages:
         session = ctx.pop("session", None) or self.session(request)
         ctx.setdefault("product", None)
         ctx.setdefault("toast", request.query_params.get("toast"))
+        if request.query_params.get("created") and ctx.get("res") and ctx["res"].get("create", {}).get("created"):
+            ctx.setdefault("created", ctx["res"]["create"]["created"])
         page = self.sb.env.get_template(template).render(
             request=request, catalog=self.cat, session=session, region=self.region(request),
             release=self.cat.release, path=request.url.path, i18n=self.sb.translator(request), **ctx)
@@ -686,7 +688,9 @@ class Pages:
                     done = f"{res['singular']} created successfully."
                     if res.get("parent"):
                         return self._back_to_parent(request, session, product, res, values, toast=done)
-                    return RedirectResponse(f"/console/{product['key']}/{rtype}?" + urlencode({"toast": done}),
+                    # the wizard's "Created" message (create.created), shown over the list it links to
+                    shown = {"created": "1"} if create.get("created") else {}
+                    return RedirectResponse(f"/console/{product['key']}/{rtype}?" + urlencode({"toast": done, **shown}),
                                             status_code=303)
             except ValidationErrors as exc:
                 errors = exc.errors

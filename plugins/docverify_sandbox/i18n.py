@@ -291,9 +291,9 @@ def product_strings(catalog: Catalog, key: str) -> set[str]:
     out.update(item["title"] for item in nav.values() if item.get("title"))
     for res in product.get("resources", {}).values():
         create = res.get("create") or {}
-        for box in (create.get("confirm"), create.get("confirm_page")):
+        for box in (create.get("confirm"), create.get("confirm_page"), create.get("created")):
             if box:
-                out.update(v for k, v in box.items() if k in ("title", "text", "ok", "done") and isinstance(v, str))
+                out.update(v for k, v in box.items() if k in ("title", "text", "ok", "done", "link") and isinstance(v, str))
         for action in (res.get("actions") or {}).values():
             if isinstance(action.get("text"), str):
                 out.add(action["text"])

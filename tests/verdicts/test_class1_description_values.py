@@ -123,3 +123,19 @@ def test_a_value_the_console_does_not_offer_is_value_rejected_on_its_row():
     flag = act(ep, FORM)
     assert flag.finding.kind is FindingKind.VALUE_REJECTED
     assert flag.finding.line == 8  # the row (the text starts with a blank line)
+
+
+def test_a_sideways_table_the_step_announces_gives_its_fields():
+    """"Click **Quick Add** to add rules as described in the following table." over
+    "| Action | Port range | Authorized object |" and one row of values."""
+    step = procedure("""
+        # Rules
+
+        1. Click **Quick Add** to add security group rules as described in the following table.
+
+            |Action|Port range|Authorized object|
+            |------|----------|-----------------|
+            |Allow|    -   SSH 22<br>-   HTTP 80|0.0.0.0/0|
+    """).steps[0]
+    assert [(f.name, f.value, f.options) for f in step.fields] == [
+        ("Action", "Allow", []), ("Port range", None, ["SSH 22", "HTTP 80"]), ("Authorized object", "0.0.0.0/0", [])]

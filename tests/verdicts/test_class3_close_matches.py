@@ -219,3 +219,22 @@ def test_a_close_match_the_doc_calls_by_its_own_name_is_not_a_rename():
     flag = act(ep, empty)
     assert flag.kind is ActionKind.FLAG_STEP and flag.finding.kind is FindingKind.ELEMENT_NOT_FOUND, flag
     assert "Event Detail Query" in flag.finding.candidates
+
+
+def test_a_control_in_a_named_message_is_that_messages_not_the_top_bars():
+    """"In the **Created** message, click **Console**": the message's link, not the
+    top bar's "Console"."""
+    ep = episode("""
+        # Create
+
+        1. In the **Created** message, click **Console** to view the creation progress on the Instances page.
+    """)
+    click = act(ep, page('''
+        - banner [ref=b0]:
+          - link "Console" [ref=l1]
+        - main [ref=m1]:
+          - region "Created" [ref=r1]:
+            - heading "Created" [level=2] [ref=h1]
+            - link "Console" [ref=l2]
+    '''))
+    assert (click.kind, click.ref) == (ActionKind.CLICK, "l2")
