@@ -2,6 +2,8 @@
 release and its current release, and write the outcome table a user would see.
 
     python benchmark/real_docs.py [CORPUS_DIR] [--out benchmark/results/real-docs.md] [--jobs 4] [--provisioner none]
+    python benchmark/real_docs.py --keep-runs DIR     # also keep each release's report in DIR/<release>.json
+    python benchmark/real_docs.py --from-runs DIR     # write the table from kept reports (labels edited since)
 
 For each procedure: its verdict at each release and, for the current release, the
 drift findings that the 2021 run did not have — the drift the console's changes
@@ -66,6 +68,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "benchmark" / "results" / "real-docs.md")
     parser.add_argument("--jobs", type=int, default=4)
     parser.add_argument("--provisioner", default="terraform", help="terraform (default) or none")
+    parser.add_argument("--keep-runs", type=Path, default=None, help="keep each release's report in DIR/<release>.json")
+    parser.add_argument("--from-runs", type=Path, default=None, help="read the reports kept in DIR instead of running")
     args = parser.parse_args()
     import yaml
 
@@ -76,7 +80,18 @@ def main() -> None:
 
     runs = {}
     for release in RELEASES:
-        data, wall, code = run(args.corpus, release, args.jobs, args.provisioner)
+        kept = args.from_runs / f"{release}.json" if args.from_runs else None
+        if kept is not None:
+            if not kept.exists():
+                sys.exit(f"{kept}: no kept report for {release} (write one with --keep-runs {args.from_runs})")
+            saved = json.loads(kept.read_text(encoding="utf-8"))
+            data, wall, code = saved["report"], saved["wall_s"], saved["exit_code"]
+        else:
+            data, wall, code = run(args.corpus, release, args.jobs, args.provisioner)
+        if args.keep_runs is not None:
+            args.keep_runs.mkdir(parents=True, exist_ok=True)
+            (args.keep_runs / f"{release}.json").write_text(json.dumps(
+                {"report": data, "wall_s": wall, "exit_code": code}, ensure_ascii=False), encoding="utf-8")
         runs[release] = (data, wall, code)
         print(f"{release}: {data['counts']} in {wall:.0f} s (exit {code})", file=sys.stderr)
 

@@ -360,10 +360,10 @@ class Runner:
         verdict = decide(outcome.findings, goal_reached=goal, environment_error=unready)
         if outcome.budget and verdict is not Verdict.DRIFT:
             verdict = Verdict.INCONCLUSIVE
+        reason = unready if verdict is Verdict.ENV_ERROR and unready else self.reason(verdict, outcome, check)
         result = ProcedureResult(
             id=task.id, title=task.procedure.title, path=task.procedure.path, line=task.procedure.line,
-            verdict=verdict, reason=unready if verdict is Verdict.ENV_ERROR and unready else self.reason(verdict, outcome, check),
-            findings=outcome.findings,
+            verdict=verdict, reason=reason, findings=outcome.findings,
             steps=self.step_outcomes(task, outcome), turns=outcome.turns, check=check, goal_reached=goal,
             started_at=datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
             browser_s=outcome.browser_s, context=dict(task.context),
@@ -377,14 +377,17 @@ class Runner:
         (``lead_in``) got stuck; None when they were."""
         if not task.procedure.lead_in or any(turn.step and not is_lead_step(turn.step) for turn in outcome.turns):
             return None  # the part's own steps were reached (what drifted before them is that part's finding)
-        drift = next((f for f in outcome.findings if is_lead_step(f.step) and f.kind.is_drift), None)
-        last = next((turn.step for turn in reversed(outcome.turns) if turn.step), "")
-        number = (drift.step if drift is not None else last).removeprefix(LEAD).split(".")[0]
+        # the part it got stuck in (the last one reached), and what drifted there last
+        last = next((turn.step for turn in reversed(outcome.turns) if turn.step), "") or f"{LEAD}1."
+        prefix = last.split(".")[0] + "."
+        drift = next((f for f in reversed(outcome.findings) if f.step.startswith(prefix) and f.kind.is_drift), None)
+        number = prefix.removeprefix(LEAD).rstrip(".")
         part = task.procedure.lead_in[int(number) - 1] if number.isdigit() else task.procedure.lead_in[-1]
-        why = f"{drift.path}:{drift.line}: {drift.message}" if drift is not None else (outcome.done.message or "stuck")
+        stopped = outcome.done.message if outcome.done is not None else None
+        why = f"{drift.path}:{drift.line}: {drift.message}" if drift is not None else (stopped or outcome.budget or "stuck")
         why = re.sub(rf"\bstep {LEAD}\d+\.", "step ", why)  # that part's own step number
-        return (f"not judged: this part of the doc goes on from '{part}', which did not get through here ({why}); "
-                "its own result says why")
+        return (f"not judged: the part of the doc it goes on from, '{part}', did not get through here ({why}); "
+                "that part's own result has the finding")
 
     @staticmethod
     def reason(verdict: Verdict, outcome: Outcome, check: CheckResult | None) -> str:

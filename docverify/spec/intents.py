@@ -150,6 +150,9 @@ ENGLISH = _rules(
      r"(?:rules?|parameters|settings|options|configurations?|policy|policies|listener)\b"),
     (Intent.NAVIGATE, (">", "→", "»", "›", "＞"), r"(?:\b(?:choose|select|click|go\s+to|navigate\s+to|open)\s+(?:the\s+)?)?(?P<path>" + _PATH + ")"),
     (Intent.NAVIGATE, (",",), r"\b(?:choose|select|click)\s+(?:the\s+)?(?P<path>" + _COMMA_PATH + ")"),
+    # "Go back to the Instances page": a page named in plain words, reached by its link
+    (Intent.NAVIGATE, ("back to", "return to"), r"\b(?:go\s+back|return|navigate\s+back)\s+to\s+the\s+"
+     r"(?P<plain>[A-Z][\w&\-]*(?:\s+[A-Z&][\w&\-]*){0,3})\s+page\b"),
     (Intent.NAVIGATE, (">",), r"\b(?:choose|select|go\s+to|navigate\s+to)\s+(?P<ppath>" + _PLAIN_PATH + ")"),
     (Intent.SELECT, ("set",), r"\bset\s+" + _label("target") + r"\s+to\s+" + _token_value("value")),
     # "set **A** to `x` and **B** to `y`": the second of two settings
@@ -212,6 +215,8 @@ CHINESE = _rules(
     # "单击**Static Pages**右侧的**设置**": the second label is the control
     (Intent.CLICK, ("右侧", "左侧", "旁边", "下方", "上方", "后面", "后的"), r"(?:单击|点击)\s*" + _LN + r"\s*(?:右侧|左侧|旁边|下方|上方|后面|后)的?\s*" + _label("target")),
     (Intent.NAVIGATE, (">", "→", "»", "›", "＞"), r"(?:选择|单击|点击|进入)?\s*(?P<path>" + _PATH + ")"),
+    # "返回实例页面": a page named in plain words
+    (Intent.NAVIGATE, ("返回",), r"返回(?:到)?(?P<plain>[\u4e00-\u9fffA-Za-z]{1,8}?)(?:列表)?页面?(?=[，,。；;\s]|$)"),
     (Intent.FILL, ("输入", "填写", "填入"), r"(?:输入|填写|填入)\s*" + _label("target")),
     (Intent.FILL, ("输入", "填写", "填入"), r"(?:输入|填写|填入)"),
     # "设置**预删除周期（天）**为`7`": a field and its value

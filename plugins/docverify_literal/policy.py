@@ -30,7 +30,8 @@ from pydantic import Field as Option
 from docverify.actions import Action, ActionKind, Observation
 from docverify.console import origin
 from docverify.locate import (
-    CLICKABLE, CLOSE_THRESHOLD, Element, Located, MatchKind, children, is_chinese, locate, locate_words, normalize, similarity, within,
+    CLICKABLE, CLOSE_THRESHOLD, Element, Located, MatchKind, children, is_chinese, locate, locate_words, normalize,
+    similarity, within,
 )
 from docverify.policy import Episode, Policy
 from docverify.spec.model import Action as DocAction
@@ -404,6 +405,15 @@ class LiteralEpisode(Episode):
         yield Action(ActionKind.SELECT, ref=combo.element.ref, value=choice or wanted, target="Region", step=step.number)
 
     async def navigate(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        if act.described and act.target:  # "Go back to the Instances page": its link, if the page has one by that name
+            found = self.find(act.target, ("link", "menuitem", "tab"))
+            if found.element is None or found.kind is MatchKind.CLOSE:
+                yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, act.target,
+                                "no link on the page to the page the doc names in its words")
+                return
+            async for action in self.act_on(step, act, act.target, found, ActionKind.CLICK, expected=act.target):
+                yield action
+            return
         path = act.path or ([act.target] if act.target else [])
         expected = " > ".join(path)
         row = self.row_of(act)  # "find the instance and choose More > Stop": that row's More

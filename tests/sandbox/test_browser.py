@@ -336,8 +336,8 @@ def test_slb_instance_listener_and_release(page, sandbox):
     page.get_by_label("Instance name").fill("docs-slb")
     page.get_by_role("button", name="Buy Now").click()
     assert "Active" in row_of(page, "docs-slb").inner_text()
+    # the row's Configure Listener opens the listener wizard for that instance, as the 2021 console did
     row_of(page, "docs-slb").get_by_role("link", name="Configure Listener").click()
-    page.get_by_role("button", name="Add Listener").click()
     page.get_by_label("Listening Port").fill("80")
     for _ in range(3):
         page.get_by_role("button", name="Next", exact=True).click()
@@ -361,8 +361,7 @@ def test_alb_instance_listener_and_delete(page, sandbox):
     page.get_by_role("button", name="Buy Now").click()
     page.get_by_role("button", name="Activate Now").click()
     assert "Active" in row_of(page, "docs-alb").inner_text()
-    row_of(page, "docs-alb").get_by_role("link", name="Create Listener").click()
-    page.get_by_role("button", name="Create Listener").click()
+    row_of(page, "docs-alb").get_by_role("link", name="Create Listener").click()  # the wizard, for that instance
     page.get_by_label("Listener Port").fill("443")
     page.get_by_role("radio", name="HTTPS").check()
     page.get_by_role("button", name="Next", exact=True).click()

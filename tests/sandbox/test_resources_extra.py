@@ -561,7 +561,7 @@ def test_console_eni_list_pages(page, sandbox, client):
 def test_console_vserver_group_create_edit_delete(page, sandbox, client):
     client.call("CreateLoadBalancer", SLB, {**R, "MasterZoneId": "cn-hangzhou-h", "LoadBalancerName": "vsg-slb"})
     page.goto(f"{sandbox.url}/console/slb")
-    row_of(page, "vsg-slb").get_by_role("link", name="Configure Listener").click()
+    row_of(page, "vsg-slb").get_by_role("link", name="vsg-slb", exact=True).click()  # the instance's details
     groups = page.get_by_role("region", name="VServer Groups")
     groups.get_by_role("button", name="Create VServer Group").click()
     dialog = page.get_by_role("dialog", name="Create VServer Group")

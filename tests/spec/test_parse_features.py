@@ -391,7 +391,8 @@ def test_chinese_checkbox_and_column_click() -> None:
         (Intent.TOGGLE, "我已阅读并同意服务协议"),
         (Intent.CLICK, "立即开通"),
     ]
-    assert (second.intent, second.actions[0].target) == (Intent.CLICK, "创建监听")
+    # "返回实例页面": the page named in plain words first, then the row's column click
+    assert [(a.intent, a.target) for a in second.actions] == [(Intent.NAVIGATE, "实例"), (Intent.CLICK, "创建监听")]
 
 
 # -- alternatives -------------------------------------------------------------

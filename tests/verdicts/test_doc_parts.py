@@ -147,3 +147,15 @@ def test_check_runs_the_parts_before_a_part_first(tmp_path, chromium):
     assert broken["verdict"] == "ENV_ERROR" and "broken#step-1-open-the-bucket-form" in broken["reason"], broken
     assert "broken.md:7: step 3: element not found" in broken["reason"]
     assert broken["findings"] == []
+
+
+def test_the_part_named_is_the_one_it_got_stuck_in():
+    document = parse_text(textwrap.dedent(PARTS), "wizard.md")
+    by_id = {p.id: p for p in document.procedures}
+    last = document.procedures[-1]
+    task = make_task(with_lead_in(last, lead_in(last, by_id.get)))
+    # part 1 drifted but went on; part 2 got stuck
+    outcome = Outcome(started=0.0, findings=[_finding("p1.1", FindingKind.LABEL_CHANGED), _finding("p2.2")])
+    outcome.turns = [Turn(0, "p1.1", {}, "click"), Turn(1, "p2.1", {}, "select"), Turn(2, "p2.2", {}, "flag")]
+    why = Runner.lead_in_failed(task, outcome)
+    assert "'wizard#step-2-networking'" in why and "step 2: element not found" in why, why

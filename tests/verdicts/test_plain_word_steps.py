@@ -223,3 +223,29 @@ def test_a_field_named_without_a_value_takes_the_docs_own_example_for_it():
         1. 单击**快速添加**后，只需要设置**授权策略**、**授权对象**。
     """).steps[0]
     assert [a.target for a in zh.actions if a.intent is Intent.FILL] == ["授权策略", "授权对象"]
+
+
+def test_a_page_named_in_plain_words_is_reached_by_its_link():
+    steps = procedure("""
+        # Back
+
+        1. Go back to the Instances page and find the EcsQuickStart instance.
+        2. 返回实例页面，单击目标实例**操作**列下的**创建监听**。
+    """).steps
+    assert [(a.intent, a.target, a.described) for a in steps[0].actions] == [(Intent.NAVIGATE, "Instances", True)]
+    assert (steps[1].actions[0].intent, steps[1].actions[0].target) == (Intent.NAVIGATE, "实例")
+    ep = episode("""
+        # Back
+
+        1. Go back to the Instances page and find the instance.
+        2. Go back to the Snapshots page.
+    """)
+    nav = page('''
+        - navigation "ECS" [ref=n1]:
+          - link "Instances" [ref=l1]
+          - link "Images" [ref=l2]
+    ''')
+    click = act(ep, nav)
+    assert (click.kind, click.ref) == (ActionKind.CLICK, "l1")
+    flag = act(ep, nav)  # no such page link: the doc's words, not a label: no drift
+    assert flag.kind is ActionKind.FLAG_STEP and flag.finding.kind.value == "not_verifiable", flag

@@ -31,6 +31,12 @@ security group rule is ``AuthorizeSecurityGroupEgress``). The keys operations
 understand beyond the kinds (events, links, cascades) are listed in
 ``operations.py``.
 
+A row action of ``kind: link`` goes to the row's detail page, or to its ``href``; with
+``opens: <child type>`` it opens that child's create wizard for the row (a load
+balancer's **Create Listener**). A wizard's ``created: {title, text, link}`` is the
+message shown over the list after it creates (the ECS wizard's **Created**, with a
+**Console** link).
+
 A release (``releases/<date>.yaml``) is a list of ``changes`` applied on top
 of the base data, in date order. Each change names its ``product``, ``page``
 and ``kind`` and edits the tree with ``set``/``delete``/``insert_after``/
