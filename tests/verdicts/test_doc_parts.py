@@ -159,3 +159,32 @@ def test_the_part_named_is_the_one_it_got_stuck_in():
     outcome.turns = [Turn(0, "p1.1", {}, "click"), Turn(1, "p2.1", {}, "select"), Turn(2, "p2.2", {}, "flag")]
     why = Runner.lead_in_failed(task, outcome)
     assert "'wizard#step-2-networking'" in why and "step 2: element not found" in why, why
+
+
+def test_a_part_after_a_skipped_part_is_skipped_too_and_dry_run_shows_what_runs_first(tmp_path):
+    doc = tmp_path / "parts.md"
+    doc.write_text(textwrap.dedent("""\
+        # Buckets
+
+        <!-- docverify: skip: "deletes the production bucket" -->
+        ## Step 1: Delete the bucket
+
+        1. Click **Delete Bucket**.
+
+        ## Step 2: Confirm
+
+        1. Click **OK**.
+
+        ## Step 3: Check
+
+        1. Click **Refresh**.
+    """), encoding="utf-8")
+    env = {"DOCVERIFY_CONSOLE": None, "DOCVERIFY_POLICY": None, "DOCVERIFY_CONFIG": None}
+    result = CliRunner().invoke(cli, ["check", str(doc), "--dry-run"], env=env, catch_exceptions=False)
+    assert "parts#step-2-confirm skipped: it goes on from 'Step 1: Delete the bucket'" in result.output
+    assert "parts#step-3-check skipped: it goes on from 'Step 1: Delete the bucket'" in result.output
+    alone = tmp_path / "alone.md"
+    alone.write_text(textwrap.dedent(PARTS), encoding="utf-8")
+    result = CliRunner().invoke(cli, ["check", f"{alone}#step-2-networking", "--dry-run"], env=env,
+                                catch_exceptions=False)
+    assert "goes on from (run first): alone#step-1-open-the-wizard" in result.output, result.output
