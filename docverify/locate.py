@@ -243,17 +243,16 @@ _SETTING_VERBS = (_VERB_CLASSES[2], _VERB_CLASSES[5] | _VERB_CLASSES[6])
 
 def renamed(a: str, b: str) -> bool:
     """Whether labels ``a`` and ``b`` read as one control renamed: words added or
-    dropped on one side only (two at most, and no more than the words they share;
-    not a word that makes it another kind of place, such as "console"), spelling variants ("Listening Port" -> "Listener Port", "Logon
-    Credentials" -> "Logon Credential"), or the leading verb swapped for one that
-    names the same operation ("Create EIP" -> "Apply for EIP"; a setting's generic
-    verb for a specific one: "Change Release Protection Setting" -> "Enable Release
-    Protection"). Another noun in
-    place of one is another control ("EIP console" / "ECS console", "Instance
-    Status" / "Instance Settings"), and so is a one-word label grown at its end
-    ("Create" / "Create Disk", "创建" / "创建云盘"; in front keeps the head: "Name" /
-    "VPC Name"), and a label that gains or loses its leading verb ("Add Security
-    Group Rule" / "Security Group Rules")."""
+    dropped on one side only (two at most, and no more than the words they share; not
+    a word that makes it another kind of place, such as "console"), spelling variants
+    ("Listening Port" -> "Listener Port", "Logon Credentials" -> "Logon Credential"),
+    or the leading verb swapped for one that names the same operation ("Create EIP" ->
+    "Apply for EIP"; a setting's generic verb for a specific one: "Change Release
+    Protection Setting" -> "Enable Release Protection"). Another noun in place of one
+    is another control ("EIP console" / "ECS console", "Instance Status" / "Instance
+    Settings"), and so is a one-word label grown at its end ("Create" / "Create Disk",
+    "创建" / "创建云盘"; in front keeps the head: "Name" / "VPC Name"), and a label that
+    gains or loses its leading verb ("Add Security Group Rule" / "Security Group Rules")."""
     return _renamed(_words(normalize(a)), _words(normalize(b)))
 
 
@@ -403,9 +402,8 @@ def locate(label: str, elements: Sequence[Element], roles: Collection[str] | Non
         cost = rename_cost(wanted_words, _words(normalize(element.name)))
         return (-affinity(element), cost if cost is not None else 9.0, -score)
 
-    ranked = sorted(close, key=lambda item: (closeness(item), item[1]))
-    first = closeness(ranked[0])
-    top = [(i, e) for score, i, e in ranked if closeness((score, i, e)) == first]
+    keyed = sorted(((closeness(item), item[1], item[2]) for item in close), key=lambda k: k[:2])
+    top = [(i, e) for key, i, e in keyed if key == keyed[0][0]]
     rivals = {normalize(e.name) for _, e in top}
     if len(rivals) > 1:  # several controls could each be the label renamed: none is followed
         return Located(None, None, tuple(dict.fromkeys(e.name for _, e in top))[:5], ambiguous=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from docverify.spec.model import Procedure
@@ -121,11 +121,9 @@ def _text(value: Any) -> str | None:
 
 def make_task(procedure: Procedure, *, suffix: str | None = None, default_region: str | None = None) -> Task:
     suffix = suffix or new_suffix()
-    own = procedure
-    if procedure.lead_in:  # the parts of the doc run first (spec/sequence.py) have their own criteria
-        from docverify.spec.sequence import is_lead_step
+    from docverify.spec.sequence import own_steps
 
-        own = replace(procedure, steps=[step for step in procedure.steps if not is_lead_step(step.number)])
+    own = own_steps(procedure)  # the parts of the doc run first (spec/sequence.py) have their own criteria
     return Task(
         procedure=procedure,
         # a part that only finishes what the parts before it began ("Step 2: Configure the

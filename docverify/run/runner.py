@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
@@ -35,7 +34,7 @@ from docverify.reporter import Reporter
 from docverify.run.consequences import Consequences
 from docverify.secrets import known as known_secrets
 from docverify.secrets import scrub_data
-from docverify.spec.sequence import LEAD, is_lead_step
+from docverify.spec.sequence import as_written, is_lead_step, lead_part
 from docverify.task import Task
 from docverify.trajectory import CheckResult, ProcedureResult, StepOutcome, StepStatus, Turn
 from docverify.verdict import Finding, Verdict, decide
@@ -378,14 +377,13 @@ class Runner:
         if not task.procedure.lead_in or any(turn.step and not is_lead_step(turn.step) for turn in outcome.turns):
             return None  # the part's own steps were reached (what drifted before them is that part's finding)
         # the part it got stuck in (the last one reached), and what drifted there last
-        last = next((turn.step for turn in reversed(outcome.turns) if turn.step), "") or f"{LEAD}1."
-        prefix = last.split(".")[0] + "."
-        drift = next((f for f in reversed(outcome.findings) if f.step.startswith(prefix) and f.kind.is_drift), None)
-        number = prefix.removeprefix(LEAD).rstrip(".")
-        part = task.procedure.lead_in[int(number) - 1] if number.isdigit() else task.procedure.lead_in[-1]
+        last = next((turn.step for turn in reversed(outcome.turns) if turn.step), "")
+        number = lead_part(last) or 1
+        drift = next((f for f in reversed(outcome.findings) if lead_part(f.step) == number and f.kind.is_drift), None)
+        part = task.procedure.lead_in[min(number, len(task.procedure.lead_in)) - 1]
         stopped = outcome.done.message if outcome.done is not None else None
         why = f"{drift.path}:{drift.line}: {drift.message}" if drift is not None else (stopped or outcome.budget or "stuck")
-        why = re.sub(rf"\bstep {LEAD}\d+\.", "step ", why)  # that part's own step number
+        why = as_written(why)  # that part's own step number
         return (f"not judged: the part of the doc it goes on from, '{part}', did not get through here ({why}); "
                 "that part's own result has the finding")
 

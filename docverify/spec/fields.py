@@ -164,6 +164,18 @@ _PLAIN_NUMBER = re.compile(
 _LOCAL_PATH = re.compile(r"^(?:~[/\\]|\.{1,2}[/\\]|[A-Za-z]:\\|/(?:home|users|root|etc|tmp|var)/)", re.I)
 #: An example the description gives: "Enter a name, for example `web-a1`.", "例如`test`".
 _FOR_EXAMPLE = re.compile(r"(?:\b(?:for\s+example|such\s+as|e\.g\.)|例如|比如|如)[,:，：\s]*" + _EMPH, re.I)
+#: An example value in a field's plain description: "Example: 192.168.0.100.", "例如192.168.0.100、..."
+#: (in backticks, or with a digit or a dot in it: not a word such as "set").
+_EXAMPLE_IN_TEXT = re.compile(r"(?:\b(?:for\s+)?examples?\b|\be\.g\.|例如|示例|比如)\s*[:：,，]?\s*"
+                              r"(?:`([^`\s]+)`|((?=[\w./:\-]*[\d.])[\w./:\-]*\w))", re.I)
+
+
+def example_in_text(description: str) -> str | None:
+    """The example value a field's plain description gives, which is no value to check
+    (``Field.description``: "You can enter a single IP address. Example: 192.168.0.100."),
+    else None."""
+    found = _EXAMPLE_IN_TEXT.search(description)
+    return (found[1] or found[2]) if found else None
 
 
 def _clauses(marked: str) -> list[str]:

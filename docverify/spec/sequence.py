@@ -85,6 +85,27 @@ def is_lead_step(number: str) -> bool:
     return number.startswith(LEAD)
 
 
+def lead_part(number: str) -> int | None:
+    """Which part run before the procedure (1 = the first) a step number is of, or None."""
+    found = _LEAD_NUMBER.match(number)
+    return int(found[1]) if found else None
+
+
+def own_steps(procedure: Procedure) -> Procedure:
+    """``procedure`` without the steps of the parts run before it."""
+    if not procedure.lead_in:
+        return procedure
+    return replace(procedure, steps=[step for step in procedure.steps if not is_lead_step(step.number)])
+
+
+def as_written(text: str) -> str:
+    """``text`` with "step p2.4" put back as the doc numbers it, "step 4" (in its own part)."""
+    return re.sub(rf"\bstep {LEAD}\d+\.", "step ", text)
+
+
+_LEAD_NUMBER = re.compile(rf"^{LEAD}(\d+)\.")
+
+
 def _renumbered(step: Step, prefix: str) -> Step:
     return replace(
         step,

@@ -34,6 +34,7 @@ from docverify.locate import (
     similarity, within,
 )
 from docverify.policy import Episode, Policy
+from docverify.spec.fields import example_in_text
 from docverify.spec.model import Action as DocAction
 from docverify.spec.model import Field, Intent, Step
 from docverify.task import PLACEHOLDER, Task
@@ -135,12 +136,6 @@ class LiteralPolicy(Policy):
 
     def start(self, task: Task) -> "LiteralEpisode":
         return LiteralEpisode(task, self.options)
-
-
-#: An example value in a field's description: "Example: 192.168.0.100.", "例如192.168.0.100、...".
-#: (a value: in backticks, or with a digit or a dot in it, not a word such as "set")
-EXAMPLE_IN_TEXT = re.compile(r"(?:\b(?:for\s+)?examples?\b|\be\.g\.|例如|示例|比如)\s*[:：,，]?\s*"
-                             r"(?:`([^`\s]+)`|((?=[\w./:\-]*[\d.])[\w./:\-]*\w))", re.I)
 
 
 class LiteralEpisode(Episode):
@@ -779,8 +774,8 @@ class LiteralEpisode(Episode):
                     continue
                 if field.value:
                     return field.value
-                if found := EXAMPLE_IN_TEXT.search(field.description):
-                    return found[1] or found[2]
+                if example := example_in_text(field.description):
+                    return example
         return None
 
     def blank_text_field(self, name: str) -> bool:
