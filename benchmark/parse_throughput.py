@@ -9,7 +9,7 @@ than the block pass, and the full parse is what a naive pipeline would pay.
 
     python benchmark/parse_throughput.py [CORPUS_DIR] [--repeats 5] [--profile] [--jobs N [--copies K]]
 
-CORPUS_DIR defaults to $DOCVERIFY_CORPUS, then ``<repo>/../shared/corpus``.
+CORPUS_DIR defaults to $DOCVERIFY_CORPUS, then the vendored ``tests/corpus``.
 ``--profile`` prints the top functions by cumulative time (cProfile).
 ``--jobs N`` also times ``parse_files`` (files read from disk, the way
 ``docverify parse`` runs) over K copies of the corpus with 1 and with N
@@ -36,11 +36,11 @@ from docverify.spec.source import markdown_parser  # noqa: E402
 
 def default_corpus() -> Path:
     configured = os.environ.get("DOCVERIFY_CORPUS")
-    return Path(configured) if configured else ROOT.parent / "shared" / "corpus"
+    return Path(configured) if configured else ROOT / "tests" / "corpus"
 
 
 def load(corpus: Path) -> list[tuple[str, str]]:
-    files = sorted(corpus.rglob("*.md"))
+    files = sorted(path for path in corpus.rglob("*.md") if path.parent != corpus)  # not the corpus's README
     return [(str(file), file.read_bytes().decode("utf-8", errors="replace")) for file in files]
 
 

@@ -12,7 +12,7 @@ such, but the task was ready when it ran.
     python benchmark/readiness.py [PATH...] [--jobs 2] [--provisioner terraform] [--out benchmark/results/readiness.md]
 
 Default PATHs: examples/docs, examples/drifted and the corpus's Alibaba Cloud docs
-(when ../shared/corpus is there). Each procedure's sandbox is fresh per run (the
+(the vendored tests/corpus). Each procedure's sandbox is fresh per run (the
 embedded sandbox starts empty but for its seeded resources).
 """
 
@@ -28,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS = ROOT.parent / "shared" / "corpus" / "real-docs" / "alibaba_AlibabaCloudDocs"
+CORPUS = ROOT / "tests" / "corpus" / "real-docs" / "alibaba_AlibabaCloudDocs"
 
 
 def run(paths: list[str], provisioner: str, jobs: int) -> tuple[dict, float]:

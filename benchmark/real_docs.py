@@ -32,7 +32,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "real-docs" / "alibaba_AlibabaCloudDocs"
+DEFAULT_CORPUS = ROOT / "tests" / "corpus" / "real-docs" / "alibaba_AlibabaCloudDocs"
 RELEASES = ("2021-06", "2026-03")
 LABELS = ROOT / "benchmark" / "results" / "real-docs-labels.yaml"
 KINDS = ("fragment", "sandbox", "literal", "true_drift", "tool_error")

@@ -35,6 +35,9 @@ class LoginForm:
     user_label: str = "User Name"  #: the fields' and button's accessible names
     password_label: str = "Password"
     submit_label: str = "Log On"
+    #: the form's user-name and password field names, when it is a plain HTML form that
+    #: signs in without JavaScript: then one HTTP POST signs in, not a browser
+    form_fields: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The error hierarchy and the exit codes of DESIGN.md.
+"""The error hierarchy and the exit codes of docs/architecture.md.
 
 Library code raises these; only the CLI entry point (`docverify.cli.main`) turns
 them into a message and an exit code.
@@ -10,7 +10,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """Process exit codes (DESIGN.md, "Verdicts")."""
+    """Process exit codes (docs/architecture.md, "Verdicts")."""
 
     OK = 0  #: every procedure PASSed (or the command succeeded)
     DEFECTS = 1  #: any DRIFT or FAIL

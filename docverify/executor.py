@@ -41,10 +41,19 @@ class Session(Protocol):
     async def apply(self, action: Action) -> ActionResult:
         """Do one page action (never FLAG_STEP/DONE); a failure is an ``ActionResult``
         with ``ok=False``, not an exception. A broken browser raises
-        :class:`~docverify.errors.EnvironmentProblem`."""
+        :class:`~docverify.errors.EnvironmentProblem`, and so does an action that keeps
+        timing out (tried again with a longer limit) while the page shows nothing that
+        explains it: a slow console, not the doc."""
 
     async def screenshot(self, path: Path) -> None:
-        """Save a screenshot of the page to ``path``."""
+        """Save a screenshot of the page (what the viewport shows) to ``path``: JPEG
+        when its name ends in ``.jpg``, else PNG."""
+
+    async def bounding_box(self, ref: str) -> dict[str, float] | None:
+        """Where the element ``ref`` of the latest observation's snapshot is in what a
+        screenshot shows now: ``x``, ``y``, ``width``, ``height`` as fractions (0-1) of
+        the viewport; None when it is not on the page or out of view. Optional: the
+        runner outlines a finding's element with it where the session has it."""
 
     def keep_trace(self, path: Path) -> bool:
         """Keep this session's trace at ``path`` when it closes; False when it records none."""

@@ -41,7 +41,7 @@ class Plugin:
 
 @dataclass(frozen=True)
 class Family:
-    """A plugin family of DESIGN.md: its plural name (the hook and config table)
+    """A plugin family of docs/architecture.md: its plural name (the hook and config table)
     and the singular used in messages."""
 
     name: str

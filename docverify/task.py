@@ -1,4 +1,4 @@
-"""A task: one procedure made ready to run (DESIGN.md, "TaskSpec").
+"""A task: one procedure made ready to run (docs/architecture.md, "TaskSpec").
 
 A :class:`Task` adds to the parsed procedure what the later stages need: the goal
 text, the success criteria (expected audit events), the region, and the task

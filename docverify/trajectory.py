@@ -104,6 +104,7 @@ class ProcedureResult:
     context: dict[str, str] = field(default_factory=dict)
     criteria: list[dict[str, Any]] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)  #: model calls, tokens, cost (deciding and judging)
+    resumed_from: str | None = None  #: the run this result was taken over from (--resume)
 
     @property
     def drift(self) -> list[Finding]:
@@ -127,6 +128,7 @@ class ProcedureResult:
             "browser_s": round(self.browser_s, 3), "setup_s": round(self.setup_s, 3),
             "check_s": round(self.check_s, 3),
             "artifacts": self.artifacts, "usage": self.usage.to_dict(),
+            **({"resumed_from": self.resumed_from} if self.resumed_from else {}),
         }
 
     @classmethod
@@ -149,7 +151,7 @@ class ProcedureResult:
             started_at=data.get("started_at", ""), duration_s=data.get("duration_s", 0.0),
             browser_s=data.get("browser_s", 0.0), setup_s=data.get("setup_s", 0.0), check_s=data.get("check_s", 0.0),
             artifacts=data.get("artifacts", {}), context=data.get("context", {}), criteria=data.get("criteria", []),
-            usage=Usage.from_dict(data.get("usage")),
+            usage=Usage.from_dict(data.get("usage")), resumed_from=data.get("resumed_from"),
         )
 
 
@@ -170,6 +172,11 @@ class RunSummary:
     resumed: int = 0  #: results taken over from an interrupted run
     interrupted: bool = False
     output_dir: str | None = None
+    changed_since: str | None = None  #: the git ref of ``--changed-since`` (reports favour the changed lines)
+    stopped: str | None = None  #: why procedures were left unrun (``--maxfail``), when they were
+    #: run-level seconds: startup (imports, configuration, plugins, parsing), prepare (policy and
+    #: checkers), console (started or reached), browser (launched, signed in), procedures, close
+    timings: dict[str, float] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         counts = {verdict.value: 0 for verdict in Verdict}
@@ -189,5 +196,8 @@ class RunSummary:
             "run_id": self.run_id, "started_at": self.started_at, "duration_s": round(self.duration_s, 3),
             "console": self.console, "policy": self.policy, "resumed": self.resumed,
             "interrupted": self.interrupted, "counts": self.counts(), "usage": self.usage().to_dict(),
+            **({"stopped": self.stopped} if self.stopped else {}),
+            "timings": {key: round(value, 3) for key, value in self.timings.items()},
+            **({"changed_since": self.changed_since} if self.changed_since else {}),
             "results": [r.to_dict() for r in self.results],
         }

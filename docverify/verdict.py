@@ -1,4 +1,4 @@
-"""Verdicts and findings (DESIGN.md, "Verdicts"): how one procedure ended, and why.
+"""Verdicts and findings (docs/architecture.md, "Verdicts"): how one procedure ended, and why.
 
 A procedure ends in exactly one :class:`Verdict`. Findings say, step by step and on
 the doc's own line, where the documentation and the console disagree.
@@ -51,6 +51,12 @@ class Finding:
     #: "path:line" of an earlier finding this one only follows from: the page never
     #: changed after that step's action, so this step could not be reached as written
     consequence_of: str | None = None
+    #: the screenshot of the page it was raised on (a file name under the run's output, like a
+    #: turn's); None when the run took none, or dropped them (a procedure that passed)
+    screenshot: str | None = field(default=None, compare=False)
+    #: where on that screenshot the element it points at is (the console's label, the nearest
+    #: candidate): ``x``, ``y``, ``width``, ``height`` as fractions (0-1) of the screenshot's size
+    box: dict[str, float] | None = field(default=None, compare=False)
 
     @property
     def where(self) -> str:
@@ -70,7 +76,7 @@ class Finding:
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["kind"] = self.kind.value
-        for key in ("resolved_by", "consequence_of"):
+        for key in ("resolved_by", "consequence_of", "screenshot", "box"):
             if data[key] is None:
                 del data[key]
         return data

@@ -27,6 +27,7 @@ BUILTIN_COMMANDS = {
     "config": "docverify.cli.config:config",
     "plan": "docverify.cli.plan:plan",
     "accounts": "docverify.cli.accounts:accounts",
+    "init": "docverify.cli.init:init",
 }
 
 

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import click
 
-from docverify.cli import CONTEXT_SETTINGS, get_app
+from docverify.cli import CONTEXT_SETTINGS, completion, get_app
 from docverify.errors import DocverifyError, ExitCode, UsageError
 
 TIMEOUT_HELP = ("Seconds to wait for a free account (0: fail at once when all are leased). "
@@ -152,7 +152,7 @@ def _status_json(status, pool) -> dict[str, Any]:
 @accounts.command("add", context_settings=CONTEXT_SETTINGS)
 @_pool_options
 @click.argument("name")
-@click.option("--console", "console_kind", required=True, help="Console plugin of the account: sandbox, aliyun, ...")
+@click.option("--console", "console_kind", required=True, shell_complete=completion.plugin_name("consoles"), help="Console plugin of the account: sandbox, aliyun, ...")
 @click.option("--account-id", help="The cloud account's ID (UID).")
 @click.option("--alias", help="The account alias.")
 @click.option("--login-user", help="Console logon name, e.g. docs@example.onaliyun.com.")
@@ -215,7 +215,7 @@ class _LeaseCommand(click.Command):
 @accounts.command("lease", cls=_LeaseCommand, context_settings=CONTEXT_SETTINGS)
 @_pool_options
 @click.argument("name", required=False)
-@click.option("--console", "console_kind", help="Only accounts of this console.")
+@click.option("--console", "console_kind", shell_complete=completion.plugin_name("consoles"), help="Only accounts of this console.")
 @click.option("--tag", "tags", multiple=True, help="Only accounts with this tag (repeatable: all of them).")
 @click.option("--lease-timeout", type=click.FloatRange(0), default=0, show_default=True,
               envvar="DOCVERIFY_LEASE_TIMEOUT", help=TIMEOUT_HELP)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from docverify.cli import CONTEXT_SETTINGS, get_app
+from docverify.cli import CONTEXT_SETTINGS, completion, get_app
 from docverify.errors import ExitCode, NoProceduresError, UsageError
 from docverify.spec.model import Procedure, Severity
 from docverify.spec.sequence import lead_in, with_lead_in
@@ -31,21 +31,24 @@ def _options(values: tuple[str, ...]) -> dict[str, object]:
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, required=True, shell_complete=completion.doc_paths)
 @click.option("-k", "keyword", metavar="EXPR",
               help="Only procedures whose id or title match, e.g. -k 'bucket and not delete'.")
 @click.option("--changed-since", metavar="GIT_REF", envvar="DOCVERIFY_CHANGED_SINCE",
               help="Only documents changed since GIT_REF (committed, staged or not). Env: DOCVERIFY_CHANGED_SINCE.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Procedures in parallel (browser contexts). Env: DOCVERIFY_JOBS.")
-@click.option("--policy", help="Policy plugin (default literal). Env: DOCVERIFY_POLICY.")
-@click.option("--console", "console_name", help="Console plugin (default sandbox). Env: DOCVERIFY_CONSOLE.")
-@click.option("--provisioner", help="Provisioner plugin: none (default), terraform, resourcecoder. "
+@click.option("--policy", shell_complete=completion.plugin_name("policies"), help="Policy plugin (default literal). Env: DOCVERIFY_POLICY.")
+@click.option("--console", "console_name", shell_complete=completion.plugin_name("consoles"), help="Console plugin (default sandbox). Env: DOCVERIFY_CONSOLE.")
+@click.option("--provisioner", shell_complete=completion.plugin_name("provisioners"),
+              help="Provisioner plugin: none (default), terraform, resourcecoder. "
                                     "Env: DOCVERIFY_PROVISIONER.")
 @click.option("--report", "reports", multiple=True, metavar="NAME[,NAME]",
+              shell_complete=completion.plugin_names("reporters"),
               help="Extra reports: json, junit, github, html (repeat or comma-separate). Needs --output for files.")
 @click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), envvar="DOCVERIFY_OUTPUT",
               help="Folder for reports, screenshots and traces. Env: DOCVERIFY_OUTPUT.")
 @click.option("--fail-on", "fail_on", default="drift,fail,env", show_default=True, envvar="DOCVERIFY_FAIL_ON",
+              shell_complete=completion.fail_on_names,
               help="Verdicts that fail the run: drift, fail, env (ENV_ERROR/INCONCLUSIVE). Env: DOCVERIFY_FAIL_ON.")
 @click.option("--max-steps", type=click.IntRange(1, 10_000), default=80, show_default=True, envvar="DOCVERIFY_MAX_STEPS",
               help="Turn budget per procedure. Env: DOCVERIFY_MAX_STEPS.")
@@ -63,19 +66,30 @@ def _options(values: tuple[str, ...]) -> dict[str, object]:
 @click.option("--browser-path", type=click.Path(dir_okay=False), envvar="DOCVERIFY_BROWSER",
               help="Chromium executable. Env: DOCVERIFY_BROWSER.")
 @click.option("--screenshots/--no-screenshots", default=None,
-              help="A screenshot after every action (default: on when the html report is asked for).")
+              help="A screenshot after every action, kept for the procedures that do not pass (default: on when "
+                   "the html report is asked for).")
+@click.option("--pass-screenshots", is_flag=True, envvar="DOCVERIFY_PASS_SCREENSHOTS",
+              help="Keep the screenshots of procedures that pass too (implies --screenshots). "
+                   "Env: DOCVERIFY_PASS_SCREENSHOTS.")
 @click.option("--resume", is_flag=True, help="Skip procedures the last (interrupted) run finished, unless they changed.")
 @click.option("--no-store", is_flag=True, help="Do not keep results in .docverify/results.db.")
 @click.option("--dry-run", is_flag=True, help="Parse and plan only: list what would run, with its success criteria.")
+@click.option("-x", "--exitfirst", is_flag=True, help="Start no further procedure after the first failed one (--maxfail 1).")
+@click.option("--maxfail", type=click.IntRange(1), metavar="N",
+              help="Start no further procedure after N failed ones (a verdict --fail-on counts).")
+@click.option("-q", "--quiet", count=True, help="Less output: no line per PASS, failures only in the table (-qq: the counts only).")
+@click.option("-v", "--verbose", count=True, help="More output: every step of every procedure as it runs.")
 @click.option("--set", "-O", "settings", multiple=True, metavar="KEY=VALUE",
+              shell_complete=completion.setting_assignments,
               help="Any configuration key, e.g. -O console.sandbox.release=2021-06 (repeatable).")
 @click.pass_context
 def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, changed_since: str | None,
           jobs: int | None, policy: str | None, console_name: str | None, provisioner: str | None,
           reports: tuple[str, ...],
           output: Path | None, fail_on: str, max_steps: int, timeout: float, budget: str | None, lease_timeout: float, headed: bool | None,
-          slow_mo: int | None, browser_path: str | None, screenshots: bool | None, resume: bool,
-          no_store: bool, dry_run: bool, settings: tuple[str, ...]) -> int:
+          slow_mo: int | None, browser_path: str | None, screenshots: bool | None, pass_screenshots: bool, resume: bool,
+          no_store: bool, dry_run: bool, exitfirst: bool, maxfail: int | None, quiet: int, verbose: int,
+          settings: tuple[str, ...]) -> int:
     """Run the procedures under PATHS against a console and report drift, step by step.
 
     PATH is a Markdown file or a folder (recursive); PATH#ID picks one procedure of a
@@ -109,11 +123,12 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
                                     "provisioner.use": provisioner,
                                     "executor.playwright.headed": headed,
                                     "executor.playwright.slow_mo_ms": slow_mo,
-                                    "executor.playwright.browser_path": browser_path}
+                                    "executor.playwright.browser_path": browser_path,
+                                    "reporter.console.verbosity": (verbose - quiet) or None}
     names = {"jobs": "--jobs", "policy.use": "--policy", "console.use": "--console", "budget": "--budget",
              "provisioner.use": "--provisioner",
              "executor.playwright.headed": "--headed", "executor.playwright.slow_mo_ms": "--slow-mo",
-             "executor.playwright.browser_path": "--browser-path"}
+             "executor.playwright.browser_path": "--browser-path", "reporter.console.verbosity": "-q/-v"}
     for key, value in _options(settings).items():
         overrides[key] = value
         names[key] = f"--set {key}"
@@ -122,7 +137,12 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
     report_names = _csv(reports)
 
     procedures, problems = collect(paths, config, keyword, changed_since)
+    if nothing_changed(changed_since, procedures):
+        return ExitCode.OK
     sys.stdout.flush()
+    unreadable = [p for p in problems if p.severity is Severity.ERROR and p.line == 0]  # a PATH missing, unreadable
+    if unreadable:
+        raise UsageError("; ".join(problem.message for problem in unreadable), hint="check the PATH arguments")
     for problem in problems:
         click.echo(str(problem), err=True)
     blocking = input_errors(procedures, problems)
@@ -171,15 +191,17 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
         wanting = ", ".join(r.name for r in reporters if r.writes_files)
         raise UsageError(f"--report {wanting} writes files: give --output DIR", hint="e.g. --output docverify-report")
     if screenshots is None:
-        screenshots = "html" in {r.name for r in reporters}
+        screenshots = pass_screenshots or "html" in {r.name for r in reporters}
     if "html" in {r.name for r in reporters} and "executor.playwright.trace" not in config.origins:
         config = app.checked_config({**overrides, "executor.playwright.trace": "on-failure"}, names)
     options = CheckOptions(
         jobs=config.settings.jobs,
-        limits=RunLimits(max_steps=max_steps, timeout_s=timeout, screenshots=screenshots),
+        limits=RunLimits(max_steps=max_steps, timeout_s=timeout, screenshots=screenshots,
+                         pass_screenshots=pass_screenshots, screenshot_type="jpeg"),
         output=output, resume=resume, lease_timeout=lease_timeout,
         store=None if no_store else default_store_path(Path.cwd()),
-        argv=sys.argv[1:],
+        argv=sys.argv[1:], changed_since=changed_since, maxfail=1 if exitfirst else maxfail,
+        failing=frozenset().union(*(FAIL_ON[name] for name in fail_on_names)),
     )
     run = CheckRun(config, app.plugins, options, reporters)
     try:
@@ -187,9 +209,10 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
     except KeyboardInterrupt:
         summary = run.summary(tasks, interrupted=True)
         _finish_reports(reporters, summary, output)
-        click.echo(f"interrupted after {len(summary.results)} of {len(tasks)} procedures; their results are "
-                   "saved: run the same command with --resume to continue", err=True)
-        raise
+        if options.store is not None:
+            click.echo(f"{len(summary.results)} of {len(tasks)} results are saved: run the same command with "
+                       "--resume to continue", err=True)
+        return ExitCode.INTERRUPTED
     except BaseException:
         if run.reporting:  # a run that never started (a configuration error) has nothing to report
             _finish_reports(reporters, run.summary(tasks, interrupted=True), None)
@@ -238,6 +261,15 @@ def collect(paths: tuple[str, ...], config, keyword: str | None, changed_since: 
         problems.extend(document.diagnostics)
         procedures.extend(document.procedures)
     return select(procedures, fragments=fragments or None, keyword=expression, changed=changed), problems
+
+
+def nothing_changed(changed_since: str | None, procedures: list[Procedure]) -> bool:
+    """With ``--changed-since``, a change that touches no procedure (prose, images,
+    other files) is nothing to check, not a failure: say so and succeed."""
+    if changed_since and not procedures:
+        click.echo(f"no procedures changed since {changed_since}: nothing to check", err=True)
+        return True
+    return False
 
 
 class _Parts:

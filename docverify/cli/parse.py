@@ -27,22 +27,26 @@ from docverify.spec.model import Action, Procedure, Severity, Step
     type=click.IntRange(min=0, max=256),
     help="Processes for a large set of files; 0: one per core (the default), 1: no workers. Env: DOCVERIFY_PARSE__JOBS.",
 )
+@click.option("--allow-empty", is_flag=True,
+              help="Exit 0, not 5, when the files hold no procedure: a linter (pre-commit) passes pages of prose too.")
 @click.pass_context
 def parse(ctx: click.Context, paths: tuple[str, ...], as_json: bool, as_yaml: bool, steps: bool, max_file_bytes: int | None,
-          jobs: int | None) -> int:
+          jobs: int | None, allow_empty: bool) -> int:
     """Parse Markdown documents (files or folders, recursive over .md/.mdx) into procedures.
 
     Problems in the input are reported as FILE:LINE: severity: message on stderr;
     one bad file never stops the others.
 
     \b
-    Exit codes: 0 procedures found; 2 some file has an error; 5 no procedures.
+    Exit codes: 0 procedures found; 2 some file has an error; 5 no procedures
+    (0 with --allow-empty).
 
     \b
     Examples:
       docverify parse docs/
       docverify parse "docs/Create buckets.md" --steps
       docverify parse docs/ --json | jq '.procedures[].id'
+      docverify parse --allow-empty --jobs 1 docs/intro.md   # as the pre-commit hook runs it
     """
     from docverify.spec.parser import discover, parse_files
 
@@ -85,7 +89,7 @@ def parse(ctx: click.Context, paths: tuple[str, ...], as_json: bool, as_yaml: bo
         )
     if errors:
         return ExitCode.USAGE
-    if not procedures:
+    if not procedures and not allow_empty:
         raise NoProceduresError(
             f"no procedures found in {', '.join(paths)}", hint="a procedure is an ordered list of steps"
         )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from docverify.cli import CONTEXT_SETTINGS, get_app
+from docverify.cli import CONTEXT_SETTINGS, completion, get_app
 from docverify.errors import ExitCode, NoProceduresError
 from docverify.spec.model import Diagnostic, Procedure, Severity
 
@@ -17,7 +17,7 @@ PREVIEW_SUFFIX = "xxxxxx"
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
-@click.argument("paths", nargs=-1, required=True)
+@click.argument("paths", nargs=-1, required=True, shell_complete=completion.doc_paths)
 @click.option("-k", "keyword", metavar="EXPR",
               help="Only procedures whose id or title match, e.g. -k 'bucket and not delete'.")
 @click.option("--changed-since", metavar="GIT_REF", envvar="DOCVERIFY_CHANGED_SINCE",
@@ -55,7 +55,7 @@ def plan(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, change
       docverify plan docs -k instance --json | jq '.procedures[].requirements'
       docverify plan docs --templates my_templates/ --provider alicloud --no-terraform
     """
-    from docverify.cli.check import collect
+    from docverify.cli.check import collect, nothing_changed
     from docverify.meta import MetaError, analyze
     from docverify.stack import TemplateSet, render_stack
 
@@ -63,6 +63,8 @@ def plan(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, change
     if provider is None:
         provider = "alicloud" if "aliyun" in config.settings.console.use else "sandbox"
     procedures, problems = collect(paths, config, keyword, changed_since)
+    if nothing_changed(changed_since, procedures):
+        return ExitCode.OK
     runnable: list[Procedure] = []
     for procedure in procedures:
         annotation = procedure.annotation

@@ -10,11 +10,13 @@ is marked interrupted so ``--resume`` continues it.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from docverify import IMPORTED_AT
 from docverify.config import Config
 from docverify.cost import Budget, CostMeter
 from docverify.errors import ConfigError, EnvironmentProblem
@@ -25,6 +27,9 @@ from docverify.run.runner import RunLimits, Runner, Stages, now_iso
 from docverify.run.store import ResultStore, fingerprint, new_run_id
 from docverify.task import Task
 from docverify.trajectory import ProcedureResult, RunSummary
+from docverify.verdict import Verdict
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -37,6 +42,9 @@ class CheckOptions:
     store: Path | None = None  #: the results database; None: no store
     lease_timeout: float | None = 600.0  #: seconds a task waits for a free account (None: forever)
     argv: Sequence[str] = ()
+    changed_since: str | None = None  #: the git ref of ``--changed-since``, for the reports
+    maxfail: int | None = None  #: stop starting procedures after this many failed (``-x``, ``--maxfail``)
+    failing: frozenset[Verdict] = frozenset({Verdict.DRIFT, Verdict.FAIL, Verdict.ENV_ERROR, Verdict.INCONCLUSIVE})
 
 
 def instances(config: Config, plugins: PluginSet, table: str, family: str,
@@ -93,6 +101,8 @@ class CheckRun:
         self.resumed: dict[str, ProcedureResult] = {}
         self.accounts = None  #: the account pool, when one is configured (set by prepare)
         self.reporting = False  #: whether the reporters were told the run started
+        self.interrupted = False  #: Ctrl-C stopped the tasks
+        self.timings: dict[str, float] = {}  #: run-level seconds (RunSummary.timings)
 
     @property
     def policy_name(self) -> str:
@@ -101,17 +111,29 @@ class CheckRun:
     def summary(self, tasks: Sequence[Task], *, interrupted: bool = False) -> RunSummary:
         """The run so far: every finished result, in the tasks' order."""
         ordered = [self.results[task.id] for task in tasks if task.id in self.results]
+        stopped = None
+        if self.stopping() and len(ordered) < len(tasks):
+            failed = self.options.maxfail
+            stopped = (f"stopped after {failed} failed procedure{'s' if failed != 1 else ''} (--maxfail {failed}): "
+                       f"{len(tasks) - len(ordered)} not run")
         return RunSummary(
             run_id=self.run_id, started_at=self.started_at, results=ordered,
             duration_s=time.perf_counter() - self.clock, console=self.console_text, policy=self.policy_name,
             resumed=len(self.resumed), interrupted=interrupted,
             output_dir=str(self.options.output) if self.options.output else None,
+            changed_since=self.options.changed_since, stopped=stopped, timings=dict(self.timings),
         )
+
+    def stopping(self) -> bool:
+        """Whether ``--maxfail`` procedures have failed: no further one starts."""
+        maxfail = self.options.maxfail
+        return maxfail is not None and sum(r.verdict in self.options.failing for r in self.results.values()) >= maxfail
 
     def run(self, tasks: Sequence[Task]) -> RunSummary:
         """Run ``tasks``; Ctrl-C propagates as KeyboardInterrupt once everything is
         closed and the run is marked interrupted (:meth:`summary` has what finished)."""
         self.started_at, self.clock = now_iso(), time.perf_counter()
+        self.timings["startup_s"] = self.clock - IMPORTED_AT
         store = ResultStore(self.options.store) if self.options.store else None
         fingerprints = {task.id: fingerprint(task.procedure) for task in tasks}
         interrupted = False
@@ -120,7 +142,9 @@ class CheckRun:
                 self.take_over(store, fingerprints)
             todo = [task for task in tasks if task.id not in self.resumed]
             if todo:
+                tick = time.perf_counter()
                 self.prepare(todo)
+                self.timings["prepare_s"] = time.perf_counter() - tick
             for reporter in self.reporters:
                 reporter.run_started(len(tasks), self.console_text, self.policy_name)
             self.reporting = True
@@ -181,21 +205,45 @@ class CheckRun:
         """Start the console and run ``tasks``; returns the console's description."""
         artifacts = (self.options.output / "artifacts") if self.options.output else (
             Path(".docverify") / "artifacts" / self.run_id)
+        tick = time.perf_counter()
         try:
             with self.console.start() as endpoint:
+                self.timings["console_s"] = time.perf_counter() - tick
                 for task in tasks:
                     task.region = task.region or endpoint.default_region
                 runner = Runner(self.stages, endpoint, artifacts=artifacts, limits=self.options.limits,
                                 on_result=save, output=self.options.output, accounts=self.accounts,
-                                lease_timeout=self.options.lease_timeout, console=self.console.name)
-                asyncio.run(runner.run(tasks, self.options.jobs))
-                return endpoint.describe()
+                                lease_timeout=self.options.lease_timeout, console=self.console.name,
+                                stop=self.stopping)
+                loop = asyncio.Runner()
+                try:
+                    loop.get_loop().set_exception_handler(self._on_loop_error)
+                    loop.run(runner.run(tasks, self.options.jobs))
+                except KeyboardInterrupt:
+                    self.interrupted = True  # before the loop closes: its leftovers are quiet
+                    raise
+                finally:
+                    loop.close()
+                    self.timings.update(runner.timings)
+                    tick = time.perf_counter()
+                described = endpoint.describe()
+            self.timings["close_s"] = self.timings.get("close_s", 0.0) + time.perf_counter() - tick
+            return described
         except EnvironmentProblem as problem:  # the console itself did not start
             runner = Runner(self.stages, _nowhere(), artifacts=artifacts, limits=self.options.limits, on_result=save)
             for task in tasks:
                 if task.id not in self.results:
                     runner.finish(task, runner.env_error(task, str(problem), time.time()))
             return f"{self.console.name} (not started: {problem})"
+
+    def _on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        """After Ctrl-C, errors nobody awaited (the browser driver got the signal too and
+        died: "Connection closed while reading from the driver") go to the debug log,
+        not the user's terminal: the run has already said it was interrupted."""
+        if self.interrupted:
+            log.debug("after Ctrl-C: %s: %r", context.get("message"), context.get("exception"))
+            return
+        loop.default_exception_handler(context)
 
     def take_over(self, store: ResultStore, fingerprints: dict[str, str]) -> None:
         """With ``--resume``: the latest run's results whose procedures did not change."""
@@ -205,9 +253,12 @@ class CheckRun:
         if latest is None:
             return
         self.resumed = store.resumable(latest.run_id, fingerprints)
+        for result in self.resumed.values():
+            result.resumed_from = result.resumed_from or latest.run_id
 
 
 def _nowhere():
     from docverify.console import ConsoleEndpoint
 
     return ConsoleEndpoint(url="", api_url="", audit_url="")
+

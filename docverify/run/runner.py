@@ -1,6 +1,6 @@
 """The runner: one procedure through execute → check → verdict, many in parallel.
 
-Data flows forward (DESIGN.md, "The pipeline"): a :class:`~docverify.task.Task`
+Data flows forward (docs/architecture.md, "The pipeline"): a :class:`~docverify.task.Task`
 goes through the provisioner, a browser session where the policy and the executor
 take turns, the checker, and :func:`~docverify.verdict.decide`; the
 :class:`~docverify.trajectory.ProcedureResult` goes to the results store (at once, so
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractContextManager, asynccontextmanager
@@ -52,6 +53,8 @@ class RunLimits:
     max_steps: int = 80  #: turns (actions and flags) before the run is INCONCLUSIVE
     timeout_s: float = 300.0  #: wall time per procedure
     screenshots: bool = False  #: one screenshot after every page action (for the HTML report)
+    pass_screenshots: bool = True  #: keep them for procedures that pass (False: deleted once the verdict is PASS)
+    screenshot_type: str = "png"  #: "png" or "jpeg" (smaller; the executor's quality)
 
 
 @dataclass
@@ -74,6 +77,7 @@ class Outcome:
     done: Action | None = None
     step_status: dict[str, StepStatus] = field(default_factory=dict)
     budget: str | None = None  #: which budget ran out
+    environment: str | None = None  #: the console or the browser gave out mid-procedure (ENV_ERROR): why
     browser_s: float = 0.0
     started: float = 0.0  #: epoch seconds, for the audit window
     finished: float = 0.0
@@ -106,7 +110,7 @@ class Runner:
     def __init__(self, stages: Stages, endpoint: ConsoleEndpoint, *, artifacts: Path, limits: RunLimits,
                  on_result: Callable[[Task, ProcedureResult], None] | None = None,
                  output: Path | None = None, accounts: Any = None, lease_timeout: float | None = 600.0,
-                 console: str | None = None) -> None:
+                 console: str | None = None, stop: Callable[[], bool] | None = None) -> None:
         self.stages = stages
         self.endpoint = endpoint
         self.accounts = accounts  #: an AccountPool: each task leases its own account; None: the endpoint's
@@ -116,19 +120,25 @@ class Runner:
         self.output = output
         self.limits = limits
         self.on_result = on_result
+        self.stop = stop  #: asked before each task starts: True ends the run there (--maxfail)
         self.results: dict[str, ProcedureResult] = {}
+        self.timings: dict[str, float] = {}  #: run-level seconds: browser (launch and sign-in), procedures, close
 
     # -- the run ---------------------------------------------------------------------
 
     async def run(self, tasks: Sequence[Task], jobs: int) -> list[ProcedureResult]:
         """Every task's result, in the tasks' order. A console or browser that cannot
         start makes every task an ENV_ERROR (the run itself does not fail)."""
+        clock = time.perf_counter()
         try:
             async with self.stages.executor.open(self.endpoint, self.artifacts) as xrun:
+                self.timings["browser_s"] = time.perf_counter() - clock
                 gate = asyncio.Semaphore(jobs)
 
                 async def one(task: Task) -> None:
                     async with gate:
+                        if self.stop is not None and self.stop():  # not started: absent from the results
+                            return
                         if self.stages.policy.meter.exhausted:  # spent: the rest are not started
                             budget = self.stages.policy.meter.budget
                             result = self.env_error(task, f"not run: the cost budget ({budget.describe() if budget else ''}"
@@ -138,7 +148,11 @@ class Runner:
                             return
                         self.finish(task, await self.run_one(xrun, task))
 
+                clock = time.perf_counter()
                 await asyncio.gather(*(one(task) for task in tasks))
+                self.timings["procedures_s"] = time.perf_counter() - clock
+                clock = time.perf_counter()
+            self.timings["close_s"] = time.perf_counter() - clock
         except EnvironmentProblem as problem:
             for task in tasks:
                 if task.id not in self.results:
@@ -169,7 +183,8 @@ class Runner:
                     opened = time.perf_counter() - clock
                     outcome = await self.execute(session, task, provisioned, endpoint)
                     tick = time.perf_counter()
-                    unready = outcome.done is not None and outcome.done.environment
+                    unready = outcome.environment is not None or (outcome.done is not None
+                                                                  and outcome.done.environment)
                     check = (await self.check(task, outcome, endpoint)
                              if outcome.budget is None and not unready else None)
                     result = self.result(task, outcome, check, started)
@@ -178,6 +193,8 @@ class Runner:
                         trace = self.artifacts / f"{artifact_name(task.id)}.trace.zip"
                         if session.keep_trace(trace):
                             result.artifacts["trace"] = self.relative(trace)
+                    elif self.limits.screenshots and not self.limits.pass_screenshots:
+                        self.drop_screenshots(task, result)
         except EnvironmentProblem as problem:
             return self.env_error(task, str(problem), started, duration=time.perf_counter() - clock)
         except Exception as error:  # a bug in a plugin: this procedure is undecided, the run goes on
@@ -256,12 +273,20 @@ class Runner:
                         action.finding = consequences.finding(action.finding)
                         outcome.findings.append(action.finding)
                         turn.action = action.to_dict()
+                        if shots is not None:
+                            await self.outline(session, action.finding, observation, before)
                     else:
                         previous = observation
-                        observation = await self.apply(session, action, turn, outcome)
+                        try:
+                            observation = await self.apply(session, action, turn, outcome)
+                        except EnvironmentProblem as problem:  # not the doc's: the turns so far stay in the result
+                            turn.ok, turn.error = False, str(problem)
+                            outcome.turns.append(turn)
+                            outcome.environment = str(problem)
+                            break
                         if action.kind.touches_page:
                             consequences.page_action(previous, observation, turn.ok)
-                        after = await self.screenshot(session, shots, turn.index + 1)
+                        after = await self.screenshot(session, shots, turn.index + 1, before)
                         turn.screenshot_before, turn.screenshot_after = before, after
                         before = after
                     outcome.turns.append(turn)
@@ -322,12 +347,42 @@ class Runner:
             observation.error = result.error if observation.error is None else f"{result.error}; {observation.error}"
         return observation
 
-    async def screenshot(self, session: Session, folder: Path | None, index: int) -> str | None:
+    async def screenshot(self, session: Session, folder: Path | None, index: int,
+                         previous: str | None = None) -> str | None:
+        """The page now, saved as ``turn-<index>`` in ``folder``; where it looks exactly as
+        the ``previous`` screenshot did (an action that changed nothing on screen), that
+        one's name and no new file."""
         if folder is None:
             return None
-        path = folder / f"turn-{index:03d}.png"
+        path = folder / f"turn-{index:03d}.{'jpg' if self.limits.screenshot_type == 'jpeg' else 'png'}"
         await session.screenshot(path)
+        before = (self.output or self.artifacts) / previous if previous else None
+        if before is not None and path.is_file() and before.is_file() and path.read_bytes() == before.read_bytes():
+            path.unlink()
+            return previous
         return self.relative(path)
+
+    @staticmethod
+    async def outline(session: Session, finding: Finding, observation: Observation, screenshot: str | None) -> None:
+        """Record on ``finding`` the screenshot of the page it was raised on and where the
+        element it points at is on it: the label the console shows instead (a close
+        match), else the nearest candidate, else the doc's own label, among the elements
+        of the snapshot the policy saw."""
+        finding.screenshot = screenshot
+        measure = getattr(session, "bounding_box", None)  # optional in the Session protocol
+        names = (finding.observed, *finding.candidates, finding.expected)
+        element = next((e for name in names for e in observation.elements if e.ref and e.name == name), None)
+        if screenshot is not None and measure is not None and element is not None:
+            finding.box = await measure(element.ref)
+
+    def drop_screenshots(self, task: Task, result: ProcedureResult) -> None:
+        """A procedure that passed keeps no screenshots (``RunLimits.pass_screenshots``):
+        its files go, and its turns and findings no longer name them."""
+        shutil.rmtree(self.artifacts / artifact_name(task.id), ignore_errors=True)
+        for turn in result.turns:
+            turn.screenshot_before = turn.screenshot_after = None
+        for finding in (*result.findings, *(f for step in result.steps for f in step.findings)):
+            finding.screenshot = finding.box = None
 
     def relative(self, path: Path) -> str:
         """Artifact paths as reports name them: relative to the output directory."""
@@ -353,7 +408,7 @@ class Runner:
     def result(self, task: Task, outcome: Outcome, check: CheckResult | None, started: float) -> ProcedureResult:
         goal = check.goal_reached if check else None
         unready = outcome.done.message if outcome.done is not None and outcome.done.environment else None
-        unready = self.lead_in_failed(task, outcome) or unready
+        unready = outcome.environment or self.lead_in_failed(task, outcome) or unready
         if task.procedure.lead_in:  # the parts run first are judged in their own results
             outcome.findings = [f for f in outcome.findings if not is_lead_step(f.step)]
         verdict = decide(outcome.findings, goal_reached=goal, environment_error=unready)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Mapping
@@ -298,6 +299,40 @@ def changed_files(ref: str, cwd: Path) -> set[Path]:
     Committed since the merge base, staged, unstaged, and untracked files that
     are not ignored. Deleted files are included (they match no procedure).
     """
+    root, base, option = _merge_base(ref, cwd)
+    names = _git(["diff", "--name-only", "--no-ext-diff", "--no-renames", "-z", base, "--"], root, option).split("\0")
+    names += _git(["ls-files", "--others", "--exclude-standard", "-z"], root, option).split("\0")
+    return {(root / name).resolve() for name in names if name}
+
+
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+
+
+def changed_lines(ref: str, cwd: Path) -> dict[Path, set[int] | None]:
+    """The lines changed since the merge base of ``ref`` and HEAD: resolved path ->
+    line numbers in today's file (None: the whole file is new, e.g. untracked). A
+    deletion marks the line that now stands where the deleted lines were."""
+    root, base, option = _merge_base(ref, cwd)
+    diff = _git(["-c", "core.quotePath=false", "diff", "-U0", "--no-ext-diff", "--no-renames", "--no-color", base,
+                 "--"], root, option)
+    lines: dict[Path, set[int] | None] = {}
+    current: set[int] | None = None
+    for row in diff.splitlines():
+        if row.startswith("+++ "):
+            name = row[4:].rstrip("\t")
+            current = None if name == "/dev/null" else lines.setdefault((root / name.removeprefix("b/")).resolve(), set())
+        elif current is not None and (hunk := _HUNK.match(row)):
+            start, count = int(hunk[1]), int(hunk[2]) if hunk[2] is not None else 1
+            current.update(range(start, start + count) if count else (max(start, 1),))
+    for name in _git(["ls-files", "--others", "--exclude-standard", "-z"], root, option).split("\0"):
+        if name:
+            lines[(root / name).resolve()] = None
+    return lines
+
+
+def _merge_base(ref: str, cwd: Path) -> tuple[Path, str, str]:
+    """The repository's top folder, the merge base of ``ref`` and HEAD, and the
+    option's text for error messages."""
     option = f"--changed-since {ref}"
     if not ref or ref.startswith("-"):
         raise UsageError(f"{option}: not a git ref", hint="give a branch, tag or commit: --changed-since origin/main")
@@ -316,9 +351,7 @@ def changed_files(ref: str, cwd: Path) -> set[Path]:
             f"{option}: no common ancestor of '{ref}' and HEAD ({error.message.split(': ', 1)[-1]})",
             hint=_fetch_hint(ref, root),
         ) from None
-    names = _git(["diff", "--name-only", "--no-ext-diff", "--no-renames", "-z", base, "--"], root, option).split("\0")
-    names += _git(["ls-files", "--others", "--exclude-standard", "-z"], root, option).split("\0")
-    return {(root / name).resolve() for name in names if name}
+    return root, base, option
 
 
 def _git(arguments: list[str], cwd: Path, option: str, *, not_repo: bool = False) -> str:

@@ -1,4 +1,4 @@
-"""Markdown how-to documents -> procedures (the "parse" stage of DESIGN.md).
+"""Markdown how-to documents -> procedures (the "parse" stage of docs/architecture.md).
 
 Entry points live in `docverify.spec.parser`: `parse_text`, `parse_file`,
 `parse_paths` and `discover`. The data they return is in `docverify.spec.model`.

@@ -310,7 +310,7 @@ class VLLMBackend(Backend):
             from vllm import LLM
         except ImportError:
             raise ConfigError("the vllm policy needs vLLM, which runs on a CUDA GPU",
-                              hint="on a GPU machine: pip install vllm; here, use the llamacpp or openai policy") from None
+                              hint="on a GPU machine: pip install 'docverify[vllm]'; here, use the llamacpp or openai policy") from None
         try:
             import torch
             has_gpu = torch.cuda.is_available()

@@ -14,11 +14,17 @@
 - Actions address elements by the snapshot's refs (``aria-ref=e12``). Every action
   has a timeout; a failed action is an :class:`ActionResult` with the error, never
   an exception. A dead browser or context is an ``EnvironmentProblem``.
+- Limits grow with the console's measured latency (:mod:`docverify_playwright.deadlines`).
+  An action or page load that times out is tried once more with a longer limit
+  (:meth:`PlaywrightSession.patiently`); one that times out again while the page shows
+  nothing that explains it (the element gone, disabled, hidden, covered) is an
+  ``EnvironmentProblem`` too: a slow console is no defect of the doc.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import time
 from collections.abc import Awaitable, Callable
@@ -34,7 +40,12 @@ from docverify.browser import CHROMIUM_ARGS, find_browser
 from docverify.console import ConsoleEndpoint, LoginForm, origin
 from docverify.errors import CredentialsRejected, EnvironmentProblem
 from docverify.executor import Executor, artifact_name
+from docverify_playwright.deadlines import RETRY, Deadlines, Kind
+from docverify_playwright.form_sign_in import sign_in_over_http
+from docverify_playwright.reveal import RevealedSecrets
+from docverify_playwright.trace import scrub_trace
 
+log = logging.getLogger(__name__)
 #: Elements that say the page is still busy.
 BUSY = '[aria-busy="true"], .spinner, .loading:not([hidden])'
 #: Error texts that mean the browser, not the page, is gone.
@@ -62,12 +73,23 @@ class PlaywrightExecutor(Executor):
         slow_mo_ms: int = Field(0, ge=0, le=10_000, description="pause after every browser operation")
         action_timeout_s: float = Field(5.0, gt=0, le=300, description="limit for one action")
         navigation_timeout_s: float = Field(20.0, gt=0, le=600, description="limit for a page load")
+        latency_factor: float = Field(
+            10.0, ge=0, le=100, description="the limits grow to this many times the console's recent latency "
+                                            "(a moving average of actions and page loads); 0 keeps them fixed")
+        timeout_cap: float = Field(4.0, ge=1, le=20, description="the most the limits grow to, as a multiple of "
+                                                                 "action_timeout_s / navigation_timeout_s")
         settle_timeout_s: float = Field(5.0, ge=0, le=120, description="how long to wait for spinners to go")
         trace: Literal["off", "on", "on-failure"] = Field(
             "off", description="Playwright trace per procedure; 'on-failure' keeps it only for procedures that "
                                "did not pass (docverify check turns that on with --report html)")
         viewport_width: int = Field(1280, ge=320, le=7680, description="page width in CSS pixels")
         viewport_height: int = Field(900, ge=240, le=4320, description="page height in CSS pixels")
+        trace_screencast: bool = Field(
+            False, description="keep the screencast (a film strip of JPEG frames, about 1 MB a procedure) in traces; "
+                               "the DOM snapshots of each action are always kept")
+        screenshot_quality: int = Field(
+            40, ge=1, le=100, description="JPEG quality of the turn screenshots saved as .jpg (docverify check "
+                                          "saves JPEG for the html report; PNG files are lossless)")
 
     @asynccontextmanager
     async def open(self, endpoint: ConsoleEndpoint, artifacts: Path) -> AsyncIterator["PlaywrightRun"]:
@@ -134,6 +156,9 @@ class PlaywrightRun:
         self.states: dict[tuple[str, str, str], dict[str, Any]] = {}  #: other accounts' (leased per task)
         self.signing_in = asyncio.Lock()
         self.contexts: set[Any] = set()
+        #: how long actions and page loads may take now: run-wide, the load is the machine's
+        self.deadlines = Deadlines(options.action_timeout_s, options.navigation_timeout_s,
+                                   factor=options.latency_factor, cap=options.timeout_cap)
 
     async def new_context(self, storage_state: dict[str, Any] | None = None, locale: str | None = None) -> Any:
         """A browser context from ``storage_state`` (default: the endpoint's signed-in
@@ -176,7 +201,10 @@ class PlaywrightRun:
             return self.states[key]
 
     async def signed_in(self, login: LoginForm) -> dict[str, Any]:
-        """Sign in through the console's form as ``login``; the context's storage state."""
+        """Sign in through the console's form as ``login``; the context's storage state.
+        A plain HTML form is posted over HTTP (no browser context, no page load)."""
+        if login.form_fields is not None:
+            return await asyncio.to_thread(sign_in_over_http, login, self.options.navigation_timeout_s)
         context = await self.new_context(SIGNED_OUT, SIGN_IN_LOCALE)
         try:
             page = await context.new_page()
@@ -242,18 +270,25 @@ class PlaywrightSession:
         self.blocked: list[str] = []
         self.trace_to: Path | None = None
         self.tracing = run.options.trace != "off"
+        self.revealed = RevealedSecrets()  #: secrets the console shows: registered, masked
+        self.committed = asyncio.Event()  #: the page committed a navigation since the action began
 
     async def begin(self) -> None:
         # Only requests outside the allowed origins match, and the pattern is matched in
         # Playwright's driver: the console's own requests are never intercepted (no
         # round trip through Python, and the HTTP cache stays on).
         await self.context.route(self.run.outside, self._block)
+        self.revealed.watch(self.context)
         if self.tracing:
-            await self.context.tracing.start(screenshots=True, snapshots=True, title=self.name)
+            await self.context.tracing.start(screenshots=self.run.options.trace_screencast, snapshots=True,
+                                             title=self.name)
         self.page = await self.context.new_page()
+        self.page.on("framenavigated", self._navigated)
         home = self.run.endpoint.home or self.run.endpoint.url
         try:
-            await self.page.goto(home)
+            started = time.perf_counter()
+            await self.page.goto(home, timeout=self.run.deadlines.navigation * 1000)
+            self.run.deadlines.measure("navigation", time.perf_counter() - started)
         except Exception as error:
             if is_dead(error):
                 raise EnvironmentProblem(f"the browser died opening {home}") from None
@@ -269,6 +304,7 @@ class PlaywrightSession:
             if keep is not None:
                 keep.parent.mkdir(parents=True, exist_ok=True)
                 await self.context.tracing.stop(path=str(keep))
+                await asyncio.to_thread(scrub_trace, keep)  # no secret the console showed stays in it
             else:
                 await self.context.tracing.stop()
         except Exception:  # a dead context has no trace to give
@@ -312,8 +348,9 @@ class PlaywrightSession:
         for attempt in range(3):
             try:
                 title = await self.settle()
+                masks = await self.revealed.before_capture(page)  # secrets it shows: registered first
                 snapshot = await page.aria_snapshot(mode="ai")
-                shot = await page.screenshot(type="png") if screenshot else None
+                shot = await page.screenshot(type="png", mask=masks) if screenshot else None
                 break
             except EnvironmentProblem:
                 raise
@@ -330,16 +367,31 @@ class PlaywrightSession:
 
     async def screenshot(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        jpeg = path.suffix.lower() in (".jpg", ".jpeg")
         try:
-            await self.page.screenshot(path=str(path), type="png")
+            await self.page.screenshot(path=str(path), type="jpeg" if jpeg else "png",
+                                       quality=self.run.options.screenshot_quality if jpeg else None,
+                                       mask=await self.revealed.before_capture(self.page))
         except Exception as error:
             if is_dead(error):
                 raise EnvironmentProblem("the browser died taking a screenshot") from None
+
+    async def bounding_box(self, ref: str) -> dict[str, float] | None:
+        """Where the element ``ref`` of the latest snapshot is in what a screenshot shows
+        now (:func:`viewport_box`); None when it is not on the page or out of view."""
+        try:
+            box = await self.page.locator(f"aria-ref={ref}").first.bounding_box(timeout=1000)
+        except Exception:  # gone, or not attached: nothing to outline
+            return None
+        return viewport_box(box, self.page.viewport_size)
 
     # -- acting ----------------------------------------------------------------------
 
     async def apply(self, action: Action) -> ActionResult:
         started = time.perf_counter()
+        # what the page does after the action (settling, the snapshot) waits as long as the console needs now
+        self.context.set_default_timeout(self.run.deadlines.action * 1000)
+        self.context.set_default_navigation_timeout(self.run.deadlines.navigation * 1000)
         try:
             await self._apply(action)
         except EnvironmentProblem:
@@ -355,24 +407,25 @@ class PlaywrightSession:
 
     async def _apply(self, action: Action) -> None:
         page = self.page
-        timeout = self.run.options.action_timeout_s * 1000
         element = page.locator(f"aria-ref={action.ref}") if action.ref else None
         if element is not None and not await element.count():
             raise LookupError(f"no element {action.ref} on the page: refs come from the latest snapshot")
+
         match action.kind:
             case ActionKind.CLICK:
-                await element.click(timeout=timeout)
+                await self.patiently(action, lambda ms: element.click(timeout=ms), element)
             case ActionKind.FILL:
-                await element.fill(action.value, timeout=timeout)
+                await self.patiently(action, lambda ms: element.fill(action.value, timeout=ms), element)
             case ActionKind.SELECT:
-                await self._select(element, action.value, timeout)
+                await self._select(action, element, action.value)
             case ActionKind.CHECK:
-                await element.check(timeout=timeout)
+                await self.patiently(action, lambda ms: element.check(timeout=ms), element)
             case ActionKind.UNCHECK:
-                await element.uncheck(timeout=timeout)
+                await self.patiently(action, lambda ms: element.uncheck(timeout=ms), element)
             case ActionKind.PRESS:
-                if element is not None:
-                    await element.press(action.value, timeout=timeout)
+                if element is not None:  # a key may submit a form: pressed twice, it could submit twice
+                    await self.patiently(action, lambda ms: element.press(action.value, timeout=ms), element,
+                                         repeatable=False)
                 else:
                     await page.keyboard.press(action.value)
             case ActionKind.GOTO:
@@ -380,29 +433,159 @@ class PlaywrightSession:
                 url = self.run.endpoint.local(action.value) or urljoin(self.run.endpoint.url + "/", action.value)
                 if origin(url) not in self.run.allowed:
                     raise ValueError(f"{url} is outside the console ({', '.join(sorted(self.run.allowed))})")
-                await page.goto(url)
+                # a page that is slow to come is waited for: asked for again, it could be even slower
+                await self.patiently(action, lambda ms: page.goto(url, timeout=ms), repeatable=False,
+                                     kind="navigation")
             case ActionKind.SCROLL:
                 if element is not None:
-                    await element.scroll_into_view_if_needed(timeout=timeout)
+                    await self.patiently(action, lambda ms: element.scroll_into_view_if_needed(timeout=ms), element)
                 else:
                     await page.mouse.wheel(0, -600 if action.value == "up" else 600)
             case ActionKind.WAIT_FOR:
-                await page.get_by_text(action.value).first.wait_for(timeout=timeout)
+                text = page.get_by_text(action.value).first
+                await self.patiently(action, lambda ms: text.wait_for(timeout=ms), text, located=False)
             case ActionKind.BACK:
-                await page.go_back()
+                await self.patiently(action, lambda ms: page.go_back(timeout=ms), repeatable=False, kind="navigation")
             case _:
                 raise ValueError(f"{action.kind.value} is not a page action")
 
-    async def _select(self, element: Any, value: str, timeout: float) -> None:
-        """A native <select> by option label (then value); a custom combobox by
+    async def _select(self, action: Action, element: Any, value: str) -> None:
+        """A native <select> by option label (else value); a custom combobox by
         opening it and clicking the option."""
-        tag = await element.evaluate("e => e.tagName", timeout=timeout)
+        tag = await self.patiently(action, lambda ms: element.evaluate("e => e.tagName", timeout=ms), element)
         if tag == "SELECT":
-            try:
-                await element.select_option(label=value, timeout=timeout)
-            except Exception:
-                await element.select_option(value=value, timeout=timeout)
+            by_value = await element.evaluate(
+                "(e, v) => ![...e.options].some(o => o.label.trim() === v) && [...e.options].some(o => o.value === v)",
+                value)
+            choice = {"value": value} if by_value else {"label": value}
+            await self.patiently(action, lambda ms: element.select_option(**choice, timeout=ms), element)
             return
-        await element.click(timeout=timeout)
-        await self.page.get_by_role("option", name=value, exact=True).first.click(timeout=timeout)
+        await self.patiently(action, lambda ms: element.click(timeout=ms), element)
+        option = self.page.get_by_role("option", name=value, exact=True).first
+        await self.patiently(action, lambda ms: option.click(timeout=ms), option, located=False)
+
+    async def patiently(self, action: Action, operation: Callable[[float], Awaitable[Any]], element: Any = None, *,
+                        located: bool = True, repeatable: bool = True, kind: Kind = "action") -> Any:
+        """``operation(ms)``, one browser operation of ``action``, under the current limit
+        (:class:`~docverify_playwright.deadlines.Deadlines`); returns its result.
+
+        A timeout is tried once more under RETRY times the limit: the operation again,
+        or, where it was done and only the page it opened is slow (a click's call log
+        says "click action done"; a page load, a key press, going back: never repeated),
+        a longer wait for that page. What the page shows decides what a timeout means:
+        ``element`` (the policy ``located`` it in the snapshot, or the page was to show
+        it) gone, disabled, hidden or covered is the page's answer, an ordinary failed
+        action (:class:`NotActionable`). Two timeouts the page does not explain are the
+        environment's: :class:`EnvironmentProblem` naming the step, the action and the limits.
+        """
+        deadlines = self.run.deadlines
+        limit = deadlines.limit(kind)
+        self.committed.clear()
+        started = time.perf_counter()
+        try:
+            result = await operation(round(limit * 1000))
+        except Exception as error:
+            if not timed_out(error):
+                raise
+            first = error
+        else:
+            deadlines.measure(kind, time.perf_counter() - started)
+            return result
+        deadlines.measure(kind, limit)  # at least that slow
+        done = not repeatable or performed(first)
+        if located and not done and element is not None and not await self._still_there(element):
+            raise NotActionable(f"{first_line(first)} (the element is no longer on the page)")
+        longer = limit * RETRY
+        log.info("%s: %s timed out after %.3g s; trying once more for %.3g s", self.name, action.describe(),
+                 limit, longer)
+        try:
+            result = await (self._landing(longer) if done else operation(round(longer * 1000)))
+        except Exception as error:
+            if not timed_out(error):
+                raise
+            deadlines.measure(kind, time.perf_counter() - started)
+            if not done and (why := await self._page_state(element, error)) is not None:
+                raise NotActionable(f"{first_line(error)} ({why})") from None
+            step = f"step {action.step}: " if action.step else ""
+            what = "the page it opened did not load" if done else "the console did not answer in time"
+            raise EnvironmentProblem(
+                f"{step}{action.describe()} timed out after {limit:.3g} s, and again after {longer:.3g} s more "
+                f"({what}; {first_line(first)})",
+                hint="a loaded machine or a slow console: fewer --jobs, or a higher action_timeout_s / "
+                     "navigation_timeout_s in [executor.playwright]") from None
+        deadlines.measure(kind, time.perf_counter() - started)
+        return result
+
+    async def _landing(self, seconds: float) -> None:
+        """The page that a done action started to open: committed, then its document
+        loaded, within ``seconds``."""
+        async with asyncio.timeout(seconds):
+            await self.committed.wait()
+            await self.page.wait_for_load_state("domcontentloaded", timeout=seconds * 1000)
+
+    def _navigated(self, frame: Any) -> None:
+        if frame.parent_frame is None:
+            self.committed.set()
+
+    @staticmethod
+    async def _still_there(element: Any) -> bool:
+        try:
+            return bool(await element.count())
+        except Exception as error:
+            if is_dead(error):
+                raise
+            return True  # unknown: not the page's answer
+
+    async def _page_state(self, element: Any, error: BaseException) -> str | None:
+        """What on the page kept ``element`` from being acted on; None when nothing does
+        (the console is slow)."""
+        if "did not find some options" in str(error):
+            return "the list does not offer that option"
+        if element is None:
+            return None
+        try:
+            if not await element.count():
+                return "the element is not on the page"
+            if "intercepts pointer events" in str(error):
+                return "another element covers it"
+            if not await element.first.is_visible():
+                return "the element is not visible"
+            if await element.first.is_disabled(timeout=self.run.deadlines.action * 1000):
+                return "the element is disabled"
+        except Exception as probe:
+            if is_dead(probe):
+                raise
+        return None
+
+
+def viewport_box(box: dict[str, float] | None, viewport: dict[str, int] | None) -> dict[str, float] | None:
+    """A bounding box in CSS pixels as ``x``, ``y``, ``width``, ``height`` fractions (0-1)
+    of the viewport (of a screenshot of it), clipped to it; None when it lies outside or
+    has no area there."""
+    if not box or not viewport or not viewport.get("width") or not viewport.get("height"):
+        return None
+    width, height = viewport["width"], viewport["height"]
+    left, top = max(box["x"], 0.0), max(box["y"], 0.0)
+    right, bottom = min(box["x"] + box["width"], width), min(box["y"] + box["height"], height)
+    if right <= left or bottom <= top:
+        return None
+    return {"x": round(left / width, 4), "y": round(top / height, 4),
+            "width": round((right - left) / width, 4), "height": round((bottom - top) / height, 4)}
+
+
+class NotActionable(Exception):
+    """An action timed out because of what the page shows (the element gone, disabled,
+    hidden, covered; an option the list lacks): the page's answer, an ordinary failed
+    action that the policy and the verdict weigh, never an environment problem."""
+
+
+def timed_out(error: BaseException) -> bool:
+    """Playwright's TimeoutError (or asyncio's, for waits of our own)."""
+    return type(error).__name__ == "TimeoutError"
+
+
+def performed(error: BaseException) -> bool:
+    """Whether a timed-out pointer action was done, and only the navigation it started
+    was still pending (Playwright's call log: "click action done")."""
+    return bool(re.search(r"^\s*- \w+ action done$", str(error), re.M))
 

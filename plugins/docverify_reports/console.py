@@ -1,11 +1,11 @@
 """The ``console`` reporter: live progress while a run goes, a table when it ends.
 
-In a terminal a live display (rich) shows procedures done/total, what each
-running procedure is doing (several run at once with ``--jobs``), the verdicts
-so far and the elapsed time; finished procedures scroll above it, one line each.
-Elsewhere (CI logs) there is no live display: one plain line per finished
-procedure. At the end: a table of every procedure, then each problem as
-``path:line: message`` (clickable in most terminals), then the counts.
+Results go to stdout: one line per finished procedure, then a table of every
+procedure, each problem as ``path:line: message`` (clickable in most terminals)
+and the counts. Progress goes to stderr, as pytest and hatch do: the run's
+header line and, in a terminal, a live display (rich) of procedures done/total,
+what each running procedure is doing (several run at once with ``--jobs``), the
+verdicts so far and the elapsed time; finished procedures scroll above it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,10 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from pydantic import Field
+
 from docverify.reporter import Reporter
+from docverify.secrets import scrub
 from docverify.task import Task
 from docverify.trajectory import ProcedureResult, RunSummary, Turn
 from docverify.verdict import Verdict
@@ -47,10 +50,19 @@ class ConsoleReporter(Reporter):
 
     name = "console"
 
-    def __init__(self, options: Reporter.Options | None = None, *, console: Console | None = None) -> None:
-        """``console`` is where to write (tests pass one); default: rich's on stderr."""
+    class Options(Reporter.Options):
+        verbosity: int = Field(0, ge=-2, le=2, description=(
+            "-2: the counts only; -1: no line per PASS, failures only in the table; 0: a line per procedure; "
+            "1 and up: every step as it runs too (docverify check -q/-v)"))
+
+    def __init__(self, options: Reporter.Options | None = None, *, console: Console | None = None,
+                 progress: Console | None = None) -> None:
+        """``console`` is where results go (default: stdout), ``progress`` where the
+        header and the live display go (default: stderr; tests pass ``console`` alone
+        and get both in one)."""
         super().__init__(options)
         self._console = console
+        self._progress = progress or console
         self._lock = threading.RLock()  # hooks may come from several worker threads
         self._total = 0
         self._done = 0
@@ -61,14 +73,17 @@ class ConsoleReporter(Reporter):
 
     @property
     def console(self) -> Console:
+        """Where results go: stdout."""
         if self._console is None:
-            from rich.console import Console
-
-            console = Console(stderr=True)
-            if not console.is_terminal and "COLUMNS" not in os.environ:
-                console = Console(stderr=True, width=140)  # CI logs: no terminal to fit, keep ids on one line
-            self._console = console
+            self._console = _terminal_or_log(stderr=False)
         return self._console
+
+    @property
+    def progress_console(self) -> Console:
+        """Where progress goes: stderr."""
+        if self._progress is None:
+            self._progress = _terminal_or_log(stderr=True)
+        return self._progress
 
     @property
     def live(self) -> bool:
@@ -84,18 +99,23 @@ class ConsoleReporter(Reporter):
             self._counts.clear()
             self._running.clear()
         plural = "s" if total != 1 else ""
-        self.console.print(
-            Text(f"docverify: {total} procedure{plural} · console {console} · policy {policy}"), highlight=False
-        )
+        progress = self.progress_console
+        if self.options.verbosity >= 0:
+            progress.print(
+                Text(f"docverify: {total} procedure{plural} · console {console} · policy {policy}"), highlight=False
+            )
         if self._live is not None:  # a second run on the same reporter
             self._live.stop()
             self._live = None
-        if self.console.is_terminal and not self.console.is_dumb_terminal:
+        if progress.is_terminal and not progress.is_dumb_terminal and self.options.verbosity > -2:
             from rich.live import Live
 
+            # results printed to stdout scroll above the display when both are this terminal;
+            # stdout redirected to a file keeps its own lines and the display stays on stderr
+            shared = progress is self.console or self.console.is_terminal
             self._live = Live(
-                console=self.console, get_renderable=self.progress, refresh_per_second=4, transient=True,
-                redirect_stdout=False,
+                console=progress, get_renderable=self.progress, refresh_per_second=4, transient=True,
+                redirect_stdout=shared and progress is not self.console, redirect_stderr=False,
             )
             self._live.start()
 
@@ -107,8 +127,15 @@ class ConsoleReporter(Reporter):
         doing = f"step {turn.step}: {turn.description}" if turn.step else turn.description
         if not turn.ok:
             doing += f" ✗ {turn.error or 'failed'}"
+        doing = scrub(doing)  # a value the console revealed a moment ago may be in it
         with self._lock:
             self._running[task.id] = one_line(doing, REASON_WIDTH)
+        if self.options.verbosity > 0:  # -v: every step as it runs, above the live display
+            from rich.text import Text
+
+            line = Text(f"  {task.id}  ", style="dim")
+            line.append(one_line(doing, REASON_WIDTH), style=None if turn.ok else "red")
+            self.console.print(line, highlight=False, soft_wrap=True)
 
     def procedure_finished(self, result: ProcedureResult) -> None:
         """Count the verdict and print the procedure's line (above the live display)."""
@@ -118,10 +145,14 @@ class ConsoleReporter(Reporter):
             self._running.pop(result.id, None)
             self._done += 1
             self._counts[result.verdict] += 1
+        if (self.options.verbosity < 0 and result.verdict is Verdict.PASS) or self.options.verbosity < -1:
+            return
         line = Text()
         line.append(f"{result.verdict.value:<12}", style=STYLE[result.verdict])
         line.append(f" {result.id}", style="bold")
         line.append(f"  {duration(result.duration_s)}", style="dim")
+        if result.resumed_from:
+            line.append("  (resumed)", style="dim")
         if why(result):
             line.append(f"  {one_line(why(result), REASON_WIDTH)}")
         self.console.print(line, highlight=False, soft_wrap=True)
@@ -133,10 +164,12 @@ class ConsoleReporter(Reporter):
             self._live.stop()
             self._live = None
         out = self.console
-        if summary.results:
-            out.print(results_table(summary))
+        quiet = self.options.verbosity < 0
+        shown = [r for r in summary.results if r.verdict is not Verdict.PASS] if quiet else summary.results
+        if shown and self.options.verbosity > -2:
+            out.print(results_table(summary, shown))
         lines = [problem for result in summary.results for problem in problems(result)]
-        if lines:
+        if lines and self.options.verbosity > -2:
             from rich.text import Text
 
             out.print()
@@ -181,8 +214,9 @@ class ConsoleReporter(Reporter):
         return grid
 
 
-def results_table(summary: RunSummary) -> RenderableType:
-    """Every procedure: verdict, id, doc location, drift findings, duration."""
+def results_table(summary: RunSummary, results: list[ProcedureResult] | None = None) -> RenderableType:
+    """Every procedure (or those of ``results``): verdict, id, doc location, drift
+    findings, duration."""
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -193,7 +227,7 @@ def results_table(summary: RunSummary) -> RenderableType:
     table.add_column("doc", overflow="fold")
     table.add_column("findings", justify="right")
     table.add_column("duration", justify="right")
-    for result in summary.results:
+    for result in summary.results if results is None else results:
         table.add_row(
             Text(result.verdict.value, style=STYLE[result.verdict]),
             Text(result.id),
@@ -219,6 +253,8 @@ def counts_line(summary: RunSummary) -> Text:
         line.append(f" ({summary.resumed} resumed)")
     if summary.interrupted:
         line.append(" — interrupted", style="bold yellow")
+    if summary.stopped:
+        line.append(f" — {summary.stopped}", style="bold yellow")
     usage = summary.usage().describe()
     if usage:
         line.append(f"\nmodel: {usage}", style="dim")
@@ -241,3 +277,14 @@ def _clock(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _terminal_or_log(*, stderr: bool) -> Console:
+    """rich's console on stdout or stderr; in a CI log (no terminal to fit) 140
+    columns wide, so that ids stay on one line."""
+    from rich.console import Console
+
+    console = Console(stderr=stderr)
+    if not console.is_terminal and "COLUMNS" not in os.environ:
+        console = Console(stderr=stderr, width=140)
+    return console

@@ -55,7 +55,8 @@ class GithubReporter(Reporter):
         given (the only file returned)."""
         workspace = self._environ.get("GITHUB_WORKSPACE")
         stream = self._stdout if self._stdout is not None else sys.stdout
-        for line in annotations(summary, workspace=workspace):
+        changed = changed_doc_lines(summary, self._environ)
+        for line in annotations(summary, workspace=workspace, changed=changed):
             stream.write(line + "\n")
         stream.flush()
         markdown = job_summary(summary, workspace=workspace, links=blob_url(self._environ))
@@ -86,28 +87,72 @@ def command(level: str, message: str, *, file: str, line: int, title: str) -> st
     return f"::{level} {properties}::{escape_data(message)}"
 
 
-def annotations(summary: RunSummary, *, workspace: str | None = None) -> list[str]:
-    """The workflow commands of a run, procedure by procedure.
+#: GitHub shows this many annotations of each level (error, warning, notice) per step
+SHOWN_PER_LEVEL = 10
+
+
+def annotations(summary: RunSummary, *, workspace: str | None = None,
+                changed: dict[Path, set[int] | None] | None = None) -> list[str]:
+    """The workflow commands of a run, the most useful first.
 
     Each problem (see :func:`~docverify_reports.problems.problems`) is an
     ``::error`` when the procedure is DRIFT or FAIL, a ``::warning`` when it is
     ENV_ERROR or INCONCLUSIVE (the environment is not the doc's fault); each
     not-verifiable finding is a ``::notice``. Absolute paths under ``workspace``
-    are made relative to it, as GitHub wants."""
-    lines = []
+    are made relative to it, as GitHub wants.
+
+    GitHub shows only :data:`SHOWN_PER_LEVEL` annotations of a level per step, so
+    each level is ordered: problems on lines the pull request changed (``changed``,
+    from :func:`changed_doc_lines`) first, then the first problem of each procedure,
+    then the rest in doc order. What does not fit is left out and counted in one
+    last notice that points at the job summary, which lists everything."""
+    candidates: list[tuple[str, tuple[int, int, int], str]] = []  # level, rank, command
     for result in summary.results:
         level = "error" if result.verdict in DEFECTS else "warning"
-        for problem in problems(result):
-            lines.append(command(  # a finding that follows from another is no defect of its own
-                "notice" if problem.follows else level, problem.message,
-                file=_repo_path(problem.path, workspace), line=problem.line, title=f"docverify {problem.kind}",
-            ))
-        for finding in result.not_verifiable:
-            lines.append(command(
-                "notice", finding.message, file=_repo_path(finding.path, workspace), line=finding.line,
-                title=f"docverify {finding.kind.value}",
-            ))
+        found = [("notice" if problem.follows else level, problem.message, problem.path, problem.line,
+                  f"docverify {problem.kind}") for problem in problems(result)]
+        found += [("notice", finding.message, finding.path, finding.line, f"docverify {finding.kind.value}")
+                  for finding in result.not_verifiable]
+        for index, (kind, message, path, line, title) in enumerate(found):
+            rank = (0 if _on_changed_line(path, line, changed) else 1, 0 if index == 0 else 1, len(candidates))
+            candidates.append((kind, rank, command(kind, message, file=_repo_path(path, workspace), line=line,
+                                                   title=title)))
+    by_level = {level: sorted((c for c in candidates if c[0] == level), key=lambda c: c[1])
+                for level in ("error", "warning", "notice")}
+    hidden = {level: max(0, len(items) - SHOWN_PER_LEVEL) for level, items in by_level.items()}
+    if any(hidden.values()):  # the last notice takes the room of one
+        hidden["notice"] = max(0, len(by_level["notice"]) - (SHOWN_PER_LEVEL - 1))
+    shown = [c for level, items in by_level.items() for c in items[:len(items) - hidden[level]]]
+    lines = [text for _, _, text in sorted(shown, key=lambda c: c[1][2])]  # back in run order
+    if any(hidden.values()):
+        more = ", ".join(f"{n} {level}{'s' if n != 1 else ''}" for level, n in hidden.items() if n)
+        lines.append(f"::notice title=docverify::{escape_data(more)} more: GitHub shows {SHOWN_PER_LEVEL} "
+                     "annotations of each kind per step; every finding is in the job summary "
+                     "(and the reports under --output)")
     return lines
+
+
+def changed_doc_lines(summary: RunSummary, environ: Mapping[str, str]) -> dict[Path, set[int] | None] | None:
+    """The lines the pull request changed: since ``--changed-since``'s ref, else since
+    the pull request's base branch (``$GITHUB_BASE_REF``); None when neither is known
+    or git cannot tell (the annotations are then only ordered by procedure)."""
+    from docverify.errors import UsageError
+    from docverify.run.select import changed_lines
+
+    ref = summary.changed_since or (f"origin/{environ['GITHUB_BASE_REF']}" if environ.get("GITHUB_BASE_REF") else None)
+    if not ref:
+        return None
+    try:
+        return changed_lines(ref, Path(environ.get("GITHUB_WORKSPACE") or Path.cwd()))
+    except UsageError:
+        return None
+
+
+def _on_changed_line(path: str, line: int, changed: dict[Path, set[int] | None] | None) -> bool:
+    if not changed:
+        return False
+    lines = changed.get(Path(path).resolve(), set())
+    return lines is None or line in lines
 
 
 def job_summary(summary: RunSummary, *, workspace: str | None = None, links: str | None = None) -> str:

@@ -17,25 +17,25 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from docverify_sandbox import audit, signature
+from docverify_sandbox import audit, rpc, signature
 from docverify_sandbox.catalog import REGIONS, Catalog, next_label, zones
-from docverify_sandbox.i18n import LANG_COOKIE, LOCALES, Translator, choose_locale, gettext, translator
+from docverify_sandbox.i18n import LANG_COOKIE, LOCALES, Translator, choose_locale, console_time, gettext, translator
 from docverify_sandbox.operations import ApiError, Caller, Engine, ValidationErrors, create_field_names, truthy
 from docverify_sandbox.seed import seed_resources
 from docverify_sandbox.state import DEFAULT_ACCOUNTS, Store
 
 HERE = Path(__file__).parent
-MAX_BODY = 1024 * 1024
 SANDBOX_VERSION = "sandbox"  #: Version of the sandbox's own actions (ResetAccount)
 SESSION_COOKIE = "dv_session"
 REGION_COOKIE = "dv_region"
@@ -65,7 +65,7 @@ def templates() -> Environment:
     """The pages' Jinja2 templates, with the globals they use (``_`` translates)."""
     env = Environment(loader=FileSystemLoader(str(HERE / "templates")),
                       autoescape=select_autoescape(["html", "j2"]), trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(REGIONS=REGIONS, LOCALES=LOCALES, next_label=next_label, json=json, _=gettext)
+    env.globals.update(REGIONS=REGIONS, LOCALES=LOCALES, next_label=next_label, json=json, _=gettext, when=console_time)
     return env
 
 
@@ -89,7 +89,8 @@ def create_app(catalog: Catalog, store: Store) -> Starlette:
         Route("/console/{product}/{rtype}/{rid}/do/{action}", pages.do_action, methods=["POST"]),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    app = Starlette(routes=routes, exception_handlers={Exception: internal_error, 404: not_found})
+    app = Starlette(routes=routes,
+                    exception_handlers={Exception: internal_error, 404: not_found, 405: method_not_allowed})
     app.state.sandbox = sandbox
     return app
 
@@ -97,25 +98,31 @@ def create_app(catalog: Catalog, store: Store) -> Starlette:
 # ------------------------------------------------------------------ API
 
 
-def error_response(exc: ApiError, request_id: str | None = None) -> JSONResponse:
-    body = {"RequestId": request_id or str(uuid.uuid4()).upper(), "HostId": "sandbox.aliyuncs.com",
-            "Code": exc.code, "Message": exc.message,
-            "Recommend": f"https://api.aliyun.com/troubleshoot?q={exc.code}"}
-    return JSONResponse(body, status_code=exc.status)
+def error_response(exc: ApiError, request_id: str | None = None, headers: dict[str, str] | None = None
+                   ) -> JSONResponse:
+    return JSONResponse(rpc.error_body(exc, request_id), status_code=exc.status, headers=headers)
 
 
 async def internal_error(request: Request, exc: Exception) -> Response:
     detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-    if request.url.path == "/" or "x-acs-action" in request.headers:
+    if request.scope["path"] == "/" or "x-acs-action" in request.headers:
         return error_response(ApiError("InternalError", "The request processing has failed due to some unknown "
                                        "error, exception or failure.", 500))
     return error_page(request, 500, detail[:200])
 
 
 async def not_found(request: Request, exc: Exception) -> Response:
-    if request.url.path == "/":
+    if request.scope["path"] == "/":
         return error_response(ApiError("InvalidAction.NotFound", "Specified api is not found.", 404))
     return page_not_found(request)
+
+
+async def method_not_allowed(request: Request, exc: HTTPException) -> Response:
+    message = f"The HTTP method {request.method} is not supported here."
+    if request.scope["path"] == "/":
+        return error_response(ApiError("UnsupportedHTTPMethod", message + " Use GET or POST.", 405),
+                              headers=exc.headers)
+    return error_page(request, 405, message)
 
 
 def page_not_found(request: Request) -> Response:
@@ -129,41 +136,33 @@ def error_page(request: Request, status: int, detail: str = "") -> HTMLResponse:
     return HTMLResponse(page, status_code=status)
 
 
+#: what only an API call carries: a GET of ``/`` with none of them is the console's home
+API_QUERY = ("Action", "Version", "AccessKeyId", "Signature")
+API_HEADERS = ("x-acs-action", "authorization")
+
+
 def _is_api(request: Request) -> bool:
-    return "Action" in request.query_params or "x-acs-action" in request.headers or request.method == "POST"
+    return (request.method == "POST" or any(name in request.headers for name in API_HEADERS)
+            or any(name in request.query_params for name in API_QUERY))
 
 
 async def root(sandbox: Sandbox, request: Request) -> Response:
     if not _is_api(request):
         return RedirectResponse("/console", status_code=302)
     try:
-        length = int(request.headers.get("content-length") or 0)
-    except ValueError:
-        length = 0
-    body = b""
-    size = 0
-    async for chunk in request.stream():  # drain even an oversized body, so the client reads our answer
-        size += len(chunk)
-        if size <= MAX_BODY:
-            body += chunk
-        elif size > 16 * MAX_BODY:
-            break
-    if size > MAX_BODY or length > MAX_BODY:
-        return error_response(ApiError("RequestEntityTooLarge", "The request body is too large.", 413))
+        body = await rpc.read_body(request)
+    except ApiError as exc:
+        return error_response(exc)
+    except ClientDisconnect:  # the client left (or sent what the server refused): nobody reads an answer
+        return Response(status_code=400)
     return await run_in_threadpool(_api_call, sandbox, request, body)
 
 
 def _api_call(sandbox: Sandbox, request: Request, body: bytes) -> Response:
     try:
-        query = dict(parse_qsl(request.url.query, keep_blank_values=True))
-        form: dict[str, str] = {}
-        ctype = request.headers.get("content-type", "")
-        if body and ("x-www-form-urlencoded" in ctype or not ctype):
-            try:
-                form = dict(parse_qsl(body.decode("utf-8"), keep_blank_values=True, strict_parsing=False))
-            except UnicodeDecodeError:
-                raise ApiError("InvalidParameter", "The request body is not valid UTF-8.", 400) from None
-        headers = {k.lower(): v for k, v in request.headers.items()}
+        headers = rpc.api_headers(request.headers.items())
+        query = rpc.url_params(request.scope["query_string"].decode("latin-1"), "query string")
+        form = rpc.body_params(body, headers.get("content-type", ""))
         params = {**query, **form}
         action = params.get("Action") or headers.get("x-acs-action")
         version = params.get("Version") or headers.get("x-acs-version")
@@ -171,7 +170,7 @@ def _api_call(sandbox: Sandbox, request: Request, body: bytes) -> Response:
             raise signature.missing("Action")
         if not version:
             raise signature.missing("Version")
-        ak, owner = signature.verify(sandbox.store, method=request.method, path=request.url.path, query=query,
+        ak, owner = signature.verify(sandbox.store, method=request.method, path=request.scope["path"], query=query,
                                      form=form, headers=headers, body=body)
         for k in ("Action", "Version", "Format", "Signature", "SignatureMethod", "SignatureVersion",
                   "SignatureNonce", "Timestamp", "AccessKeyId"):

@@ -73,7 +73,8 @@ class SandboxConsole(Console):
             release=release, default_region="cn-hangzhou",
             home=url + "/console",
             links=console_links(url),
-            login=LoginForm(url + "/signin", f"{acct.admin_user}@{acct.alias}.onaliyun.com", acct.admin_password),
+            login=LoginForm(url + "/signin", f"{acct.admin_user}@{acct.alias}.onaliyun.com", acct.admin_password,
+                            form_fields=("user_name", "password")),
             extra={
                 "account_id": acct.account_id,
                 "account_alias": acct.alias,

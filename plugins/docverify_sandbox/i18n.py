@@ -31,15 +31,15 @@ import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import yaml
 from jinja2 import Environment, pass_context
 from jinja2.ext import extract_from_ast
 from jinja2.runtime import Context
 
-from docverify_sandbox.catalog import REGIONS, Catalog, zones
+from docverify_sandbox.catalog import REGIONS, Catalog, read_yaml, zones
 
 I18N_DIR = Path(__file__).parent / "catalog" / "i18n"
 #: the cookie the real console keeps the chosen language in
@@ -129,7 +129,7 @@ def locale_data(locale: str) -> dict[str, Any]:
     if locale == DEFAULT_LOCALE:
         return {}
     path = I18N_DIR / f"{locale}.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    data = read_yaml(path) or {}
     return data
 
 
@@ -251,6 +251,25 @@ def gettext(context: Context, text: Any, product: Any = _CONTEXT_PRODUCT, field:
         product = context.get("product")
     key = product.get("key") if isinstance(product, dict) else product
     return t(text, key, field=field, step=step)
+
+
+#: the console shows times in China Standard Time, as the real one does for its regions
+CONSOLE_TZ = timezone(timedelta(hours=8))
+
+
+@pass_context
+def console_time(context: Context, epoch: Any) -> str:
+    """The templates' ``when()``: a Unix time as the console shows it, in the request's
+    locale ("Jan 1, 2021, 08:00:00"; 2021年1月1日 08:00:00)."""
+    try:
+        moment = datetime.fromtimestamp(float(epoch), CONSOLE_TZ)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return str(epoch or "")
+    t = context.get("i18n")
+    clock = moment.strftime("%H:%M:%S")
+    if t is not None and t.locale == "zh":
+        return f"{moment.year}年{moment.month}月{moment.day}日 {clock}"
+    return f"{moment.strftime('%b')} {moment.day}, {moment.year}, {clock}"
 
 
 # ------------------------------------------------------------- the English UI

@@ -38,9 +38,14 @@ def listening_socket(port: int = 0) -> socket.socket:
 
 
 def server_for(app) -> "uvicorn.Server":  # noqa: F821 - uvicorn is imported lazily
+    """A uvicorn server for ``app`` whose connections answer even an unreadable request
+    with the API's error (:mod:`docverify_sandbox.protocol`)."""
     import uvicorn
 
-    return uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False))
+    from docverify_sandbox.protocol import SandboxH11Protocol
+
+    return uvicorn.Server(uvicorn.Config(app, http=SandboxH11Protocol, log_level="warning", lifespan="off",
+                                         access_log=False))
 
 
 def build_app(release: str | None = None, data_dir: str | Path | None = None, latency_ms: int = 300,

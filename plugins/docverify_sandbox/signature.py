@@ -71,7 +71,9 @@ def verify(store, *, method: str, path: str, query: dict[str, str], form: dict[s
             raise ApiError("IncompleteSignature", "The request signature does not conform to Aliyun standards.", 400)
         owner = _owner(store, ak)
         _check_time(headers.get("x-acs-date"), "x-acs-date")
-        payload_hash = headers.get("x-acs-content-sha256", "")
+        payload_hash = headers.get("x-acs-content-sha256")
+        if not payload_hash:
+            raise missing("x-acs-content-sha256")
         if payload_hash != hashlib.sha256(body).hexdigest():
             raise ApiError("SignatureDoesNotMatch", "The request body does not match x-acs-content-sha256.", 400)
         expected = acs3_signature(method, path, query, headers, signed.split(";"), payload_hash, owner["secret"])
@@ -94,8 +96,11 @@ def verify(store, *, method: str, path: str, query: dict[str, str], form: dict[s
 
 
 def _accept(store, expected: str, given: str, nonce: str | None, nonce_name: str) -> None:
-    """The signature matches and its nonce is fresh (both signing methods)."""
-    if not hmac.compare_digest(expected, given):
+    """The signature matches and its nonce is fresh (both signing methods).
+
+    Compared as bytes: ``compare_digest`` refuses str with non-ASCII characters, and a
+    signature is whatever the client sent."""
+    if not hmac.compare_digest(expected.encode(), given.encode("utf-8", "replace")):
         raise ApiError("SignatureDoesNotMatch", "Specified signature is not matched with our calculation.", 400)
     if not nonce:
         raise missing(nonce_name)

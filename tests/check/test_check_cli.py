@@ -19,46 +19,7 @@ from click.testing import CliRunner
 from docverify.cli import cli
 from docverify.errors import ExitCode
 
-PASSING = """\
-    # Create a bucket
-
-    <!-- docverify:
-    id: bucket-ok
-    expect:
-      - {event: PutBucket, service: Oss}
-    -->
-    ## Procedure
-
-    1. Log on to the OSS console.
-    2. In the left-side navigation pane, click **Buckets**.
-    3. Click **Create Bucket**.
-    4. Configure the following parameters.
-
-        |Parameter|Value|
-        |---|---|
-        |**Bucket Name**|`docs-check-<suffix>`|
-        |**ACL**|**Private**|
-
-    5. Click **OK**.
-"""
-
-DRIFTING = """\
-    # Create a bucket the old way
-
-    <!-- docverify:
-    id: bucket-old
-    expect:
-      - {event: PutBucket, service: Oss}
-    -->
-    ## Procedure
-
-    1. Log on to the OSS console.
-    2. In the left-side navigation pane, click **Buckets**.
-    3. Click **Create Bucket**.
-    4. Set **Bucket Name** to `docs-old-<suffix>`.
-    5. Set **Access Control List \\(ACL\\)** to **Private**.
-    6. Click **OK**.
-"""
+from bucket_docs import DRIFTING, PASSING
 
 
 def write(folder: Path, name: str, text: str) -> Path:
@@ -227,6 +188,8 @@ def test_ctrl_c_saves_results_closes_the_browser_and_resumes(tmp_path, chromium)
     output = process.communicate(timeout=60)[0].decode()
     assert process.returncode == ExitCode.INTERRUPTED, output
     assert "--resume" in output
+    assert output.count("interrupted") == 1, output  # said once, by the counts line
+    assert "never retrieved" not in output and "Connection closed" not in output, output
     time.sleep(0.5)
     assert not chromium_pids(marker), "a browser process was left behind"
     with sqlite3.connect(db) as connection:
@@ -238,3 +201,25 @@ def test_ctrl_c_saves_results_closes_the_browser_and_resumes(tmp_path, chromium)
     assert resumed.exit_code == 0, resumed.output
     data = json.loads((tmp_path / "out" / "docverify.json").read_text())
     assert data["resumed"] == saved and len(data["results"]) == 4
+    assert resumed.output.count("(resumed)") == saved, resumed.output  # marked in the live output
+    assert sum(1 for r in data["results"] if r.get("resumed_from")) == saved
+
+
+@pytest.mark.browser
+def test_exitfirst_starts_nothing_after_the_first_failure(tmp_path, chromium):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    write(folder, "a-old.md", DRIFTING)
+    for index in range(2):
+        write(folder, f"b{index}.md", PASSING.replace("bucket-ok", f"bucket-{index}"))
+    out = tmp_path / "out"
+    result = invoke("check", str(folder), "-x", "--jobs", "1", "--no-store", "--report", "json", "--output", str(out))
+    assert result.exit_code == ExitCode.DEFECTS, result.output
+    data = json.loads((out / "docverify.json").read_text())
+    assert [r["id"] for r in data["results"]] == ["bucket-old"]
+    assert "stopped after 1 failed procedure (--maxfail 1): 2 not run" in result.stdout
+    # --fail-on decides what counts as failed: a drift that does not fail the run does not stop it
+    again = invoke("check", str(folder), "--maxfail", "1", "--fail-on", "fail,env", "--jobs", "1", "--no-store", "-q")
+    assert again.exit_code == 0, again.output
+    assert again.stdout.strip().splitlines()[-1].startswith("3 procedures: 2 PASS, 1 DRIFT")
+    assert "bucket-0" not in again.stdout  # -q: no line for a PASS

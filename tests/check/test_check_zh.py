@@ -5,7 +5,7 @@ procedure, and ``docverify check`` on Chinese docs against the Chinese sandbox.
 - the playwright executor: a session in the procedure's locale asks the console
   for that language (``Accept-Language``), whatever the shared sign-in cookies say;
 - ``docverify check``: a Chinese and an English procedure in one run, each in its
-  language; and the Chinese AlibabaCloudDocs of the shared corpus (skipped without it).
+  language; and the Chinese AlibabaCloudDocs of the corpus.
 """
 
 from __future__ import annotations
@@ -407,10 +407,7 @@ def test_check_runs_each_procedure_in_its_language(tmp_path, chromium):
 
 # ------------------------------------------------------------------ the Chinese AlibabaCloudDocs
 
-REAL_DOCS = real_docs_root()
-ALIBABA = REAL_DOCS / "alibaba_AlibabaCloudDocs" if REAL_DOCS else None
-needs_corpus = pytest.mark.skipif(ALIBABA is None or not ALIBABA.is_dir(),
-                                  reason="the shared corpus is absent: set DOCVERIFY_CORPUS")
+ALIBABA = real_docs_root() / "alibaba_AlibabaCloudDocs"
 
 
 @pytest.fixture(scope="module")
@@ -424,7 +421,6 @@ def corpus_result(run: dict, title: str) -> dict:
     return next(r for r in run["results"] if r["title"] == title)
 
 
-@needs_corpus
 @pytest.mark.browser
 @pytest.mark.slow
 def test_the_chinese_create_bucket_doc_passes(zh_corpus_run):
@@ -433,7 +429,6 @@ def test_the_chinese_create_bucket_doc_passes(zh_corpus_run):
     assert clicked(result)[:3] == ["link '对象存储OSS'", "link 'Bucket列表'", "button '创建Bucket'"]
 
 
-@needs_corpus
 @pytest.mark.browser
 @pytest.mark.slow
 def test_the_chinese_alb_doc_drifts_only_at_the_terms_the_sandbox_lacks(zh_corpus_run):

@@ -82,6 +82,26 @@ def test_a_wrong_password_is_an_environment_problem(endpoint, tmp_path, chromium
         run(scenario())
 
 
+def test_a_form_that_needs_the_browser_is_signed_in_there_and_both_ways_open_the_same_console(
+        endpoint, tmp_path, chromium):
+    """A login without form fields (a form that needs JavaScript) is filled in the browser;
+    the sandbox's plain form is posted over HTTP. Either way the session is signed in."""
+    from dataclasses import replace
+
+    assert endpoint.login.form_fields is not None
+    in_browser = replace(endpoint, login=replace(endpoint.login, form_fields=None))
+
+    async def scenario(target):
+        async with PlaywrightExecutor().open(target, tmp_path) as xrun:
+            async with xrun.session("signed-in") as session:
+                observation = await session.observe()
+                return observation.url, "Log Out" in observation.snapshot
+
+    for target in (endpoint, in_browser):
+        url, signed_in = run(scenario(target))
+        assert "/signin" not in url and signed_in, url
+
+
 def test_a_missing_browser_says_how_to_install_one(endpoint, tmp_path):
     executor = PlaywrightExecutor(PlaywrightExecutor.Options(browser_path=str(tmp_path / "no-chromium")))
 

@@ -180,3 +180,45 @@ def test_a_browser_crash_is_that_procedures_env_error_and_the_run_goes_on(tmp_pa
     assert results["crashes"].verdict is Verdict.ENV_ERROR
     assert "browser" in results["crashes"].reason
     assert results["after"].verdict is Verdict.PASS, results["after"].reason
+
+
+# -- screenshots: kept for failures, one file per picture, a finding's element boxed --------
+
+
+def test_a_finding_names_its_page_and_boxes_the_nearest_candidate_a_pass_keeps_nothing(tmp_path, chromium):
+    flagged = Finding(FindingKind.ELEMENT_NOT_FOUND, "doc.md", 4, "2", "Create Bucket Now", "no such button",
+                      ["Create Bucket"])
+    scripts = {
+        "drifts": [ref_of("OSS console"), Action(ActionKind.WAIT_FOR, value="Buckets", step="1"),
+                   Action(ActionKind.FLAG_STEP, finding=flagged, step="2")],
+        "passes": [ref_of("OSS console")],
+    }
+    limits = RunLimits(screenshots=True, pass_screenshots=False, screenshot_type="jpeg")
+    results, _ = run([task(title) for title in scripts], scripts, limits=limits, tmp_path=tmp_path)
+    drifts, passes = results["drifts"], results["passes"]
+    assert (drifts.verdict, passes.verdict) == (Verdict.DRIFT, Verdict.PASS)
+
+    opened, waited = drifts.turns[0], drifts.turns[1]
+    assert opened.screenshot_after == "artifacts/doc_drifts/turn-001.jpg"
+    assert (tmp_path / opened.screenshot_after).read_bytes()[:2] == b"\xff\xd8"  # JPEG
+    # waiting for text already shown changes nothing on screen: the same picture, no second file
+    assert waited.screenshot_after == opened.screenshot_after
+    assert not (tmp_path / "artifacts/doc_drifts/turn-002.jpg").exists()
+
+    [finding] = drifts.findings
+    assert finding.screenshot == waited.screenshot_after  # the page the policy flagged it on
+    box = finding.box  # "Create Bucket": the nearest candidate, a button in the page's top part
+    assert box is not None and 0 < box["width"] < 0.5 and 0 < box["height"] < 0.1
+    assert 0 <= box["x"] and box["x"] + box["width"] <= 1 and 0 <= box["y"] < 0.5
+    assert "box" not in drifts.turns[2].action["finding"]  # the policy's claim stays as it was made
+
+    assert passes.turns and passes.turns[0].screenshot_after is None
+    assert not (tmp_path / "artifacts/doc_passes").exists()
+
+
+def test_a_pass_keeps_its_screenshots_when_asked(tmp_path, chromium):
+    results, _ = run([task("passes")], {"passes": [ref_of("OSS console")]},
+                     limits=RunLimits(screenshots=True, pass_screenshots=True), tmp_path=tmp_path)
+    [turn] = results["passes"].turns
+    assert turn.screenshot_before == "artifacts/doc_passes/turn-000.png"  # PNG unless asked for JPEG
+    assert (tmp_path / turn.screenshot_after).is_file()

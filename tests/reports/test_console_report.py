@@ -98,3 +98,67 @@ def test_an_empty_run_prints_the_counts_only():
     console = _console()
     _run(ConsoleReporter(console=console), make_summary([]))
     assert console.file.getvalue().splitlines()[-1] == "0 procedures in 1m02s"
+
+
+def test_results_go_to_one_stream_and_progress_to_the_other(summary):
+    """As pytest and hatch do: verdicts and findings on stdout, the header (and the
+    live display) on stderr, so `docverify check docs > results.txt` keeps the results."""
+    out, err = _console(), _console()
+    _run(ConsoleReporter(console=out, progress=err), summary)
+    results, progress = out.file.getvalue(), err.file.getvalue()
+    assert progress.splitlines() == [
+        "docverify: 5 procedures · console sandbox http://127.0.0.1:8765 (release 2026-03) · policy literal"]
+    assert "docverify:" not in results
+    assert "DRIFT        ecs#create-an-instance  31.5s  2 steps drifted" in results.splitlines()
+    assert "docs/vpc/create-vpc.md:7: FAIL: goal not reached: no CreateVpc event" in results.splitlines()
+    assert results.splitlines()[-1] == "5 procedures: 1 PASS, 1 DRIFT, 1 FAIL, 1 ENV_ERROR, 1 INCONCLUSIVE in 1m02s"
+
+
+def test_a_live_display_on_stderr_leaves_redirected_stdout_alone(summary):
+    out, err = _console(), _console(terminal=True)
+    reporter = ConsoleReporter(console=out, progress=err)
+    reporter.run_started(5, summary.console, summary.policy)
+    try:
+        assert reporter.live
+        reporter.procedure_finished(summary.results[0])
+    finally:
+        reporter.run_finished(summary, None)
+    assert "PASS         oss#create-a-bucket" in out.file.getvalue()
+    assert "oss#create-a-bucket" not in err.file.getvalue()
+
+
+def _with_verbosity(verbosity: int) -> "tuple[ConsoleReporter, Console]":
+    console = _console()
+    return ConsoleReporter(ConsoleReporter.Options(verbosity=verbosity), console=console), console
+
+
+def test_quiet_shows_failures_only_and_very_quiet_the_counts_only(summary):
+    reporter, console = _with_verbosity(-1)
+    _run(reporter, summary)
+    text = console.file.getvalue()
+    assert "docverify:" not in text  # no header
+    assert "oss#create-a-bucket" not in text  # the PASS: neither a line nor a table row
+    assert "DRIFT        ecs#create-an-instance  31.5s  2 steps drifted" in text.splitlines()
+    assert "docs/vpc/create-vpc.md:7: FAIL: goal not reached: no CreateVpc event" in text.splitlines()
+    reporter, console = _with_verbosity(-2)
+    _run(reporter, summary)
+    assert console.file.getvalue().strip().splitlines() == [
+        "5 procedures: 1 PASS, 1 DRIFT, 1 FAIL, 1 ENV_ERROR, 1 INCONCLUSIVE in 1m02s"]
+
+
+def test_verbose_prints_every_step_as_it_runs(summary):
+    reporter, console = _with_verbosity(1)
+    _run(reporter, summary)
+    lines = console.file.getvalue().splitlines()
+    drifted = summary.results[1]
+    steps = [line for line in lines if line.startswith(f"  {drifted.id}  ")]
+    assert len(steps) == len(drifted.turns)
+    assert any("click button 'Create ECS Instance'" in line for line in steps)
+
+
+def test_a_run_stopped_by_maxfail_says_so_in_the_counts_line(summary):
+    summary.stopped = "stopped after 1 failed procedure (--maxfail 1): 3 not run"
+    console = _console()
+    _run(ConsoleReporter(console=console), summary)
+    assert console.file.getvalue().splitlines()[-1].endswith(
+        "in 1m02s — stopped after 1 failed procedure (--maxfail 1): 3 not run")

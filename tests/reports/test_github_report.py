@@ -103,3 +103,39 @@ def test_job_summary_links_into_the_repository(summary):
 def test_all_pass_prints_no_annotation():
     printed, _ = _run(make_summary([sample_results()[0]]))
     assert printed == ""
+
+
+def _drifted(index: int, path: str) -> "ProcedureResult":
+    from docverify.trajectory import ProcedureResult
+    from docverify.verdict import Finding, FindingKind, Verdict
+
+    findings = [Finding(kind=FindingKind.ELEMENT_NOT_FOUND, path=path, line=10 * index + k, step=str(k),
+                        expected=f"Button {index}.{k}", observed="") for k in (1, 2)]
+    return ProcedureResult(id=f"doc#p{index}", title=f"P{index}", path=path, line=10 * index, verdict=Verdict.DRIFT,
+                           reason="drifted", findings=findings)
+
+
+def test_the_ten_shown_errors_are_the_changed_lines_then_one_per_procedure(tmp_path):
+    """GitHub shows 10 errors per step: a pull request's own lines come first, then the
+    first finding of each procedure; one notice says how many more and where they are."""
+    from docverify_reports.github import annotations
+
+    doc = tmp_path / "doc.md"
+    results = [_drifted(index, str(doc)) for index in range(15)]  # 30 errors
+    changed = {doc.resolve(): {142}}  # the pull request edited procedure 14's second step
+    lines = annotations(make_summary(results), changed=changed)
+    errors = [line for line in lines if line.startswith("::error")]
+    assert len(errors) == 10
+    shown_lines = {int(line.split(",line=")[1].split(",")[0]) for line in errors}
+    assert 142 in shown_lines  # the changed line, though it is nobody's first finding
+    assert shown_lines - {142} == {10 * index + 1 for index in range(9)}  # first findings, in run order
+    assert lines[-1].startswith("::notice title=docverify::20 errors more:") and "job summary" in lines[-1]
+    assert len(lines) == 11
+    # without changed lines: the first finding of each of the first ten procedures
+    plain = [line for line in annotations(make_summary(results)) if line.startswith("::error")]
+    assert {int(line.split(",line=")[1].split(",")[0]) for line in plain} == {10 * i + 1 for i in range(10)}
+
+
+def test_under_the_limit_every_annotation_is_shown_and_no_notice_is_added(summary):
+    printed, _ = _run(summary)
+    assert len(printed.splitlines()) == len(EXPECTED) and "more:" not in printed

@@ -289,3 +289,39 @@ def test_a_shallow_ci_clone_is_told_to_fetch_more(repo: Path, tmp_path: Path) ->
         changed_files("origin/main", clone)
     assert "git fetch origin main --depth=" in caught.value.hint
     assert "shallow" in caught.value.hint and "fetch-depth: 0" in caught.value.hint
+
+
+@needs_git
+def test_a_change_that_touches_no_procedure_passes_check_and_plan(repo: Path) -> None:
+    """A prose-only pull request must not fail the docs CI: nothing to check is exit 0."""
+    from click.testing import CliRunner
+
+    from docverify.cli import cli
+
+    (repo / "README.txt").write_text("Only prose changed.\n", encoding="utf-8")
+    git(repo, "add", "README.txt")
+    git(repo, "commit", "-q", "-m", "prose")
+    for command in ("check", "plan"):
+        result = CliRunner().invoke(cli, [command, "docs", "--changed-since", "main"])
+        assert result.exit_code == 0, result.output
+        assert "no procedures changed since main: nothing to check" in result.stderr
+    # a change to a doc is still checked (here: only planned, no browser needed)
+    (repo / "docs" / "users.md").write_text(USERS + "\nEdited.\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["plan", "docs", "--changed-since", "main"])
+    assert result.exit_code == 0 and "users" in result.output and "buckets" not in result.output, result.output
+
+
+@needs_git
+def test_changed_lines_are_the_new_files_lines_since_the_merge_base(repo: Path) -> None:
+    from docverify.run.select import changed_lines
+
+    users = repo / "docs" / "users.md"
+    original = USERS.splitlines()
+    edited = original[:2] + ["An edited line."] + original[3:] + ["An added line."]
+    users.write_text("\n".join(edited) + "\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "edit users")
+    (repo / "docs" / "新文档.md").write_text(USERS, encoding="utf-8")  # untracked: every line is new
+    lines = changed_lines("main", repo)
+    assert lines[users.resolve()] == {3, len(edited)}
+    assert lines[(repo / "docs" / "新文档.md").resolve()] is None
+    assert (repo / "docs" / "buckets.md").resolve() not in lines

@@ -15,7 +15,7 @@ import pytest
 from docverify.locate import normalize
 from docverify_sandbox import catalog, i18n
 
-CORPUS = Path("/work/shared/corpus/real-docs/alibaba_AlibabaCloudDocs")
+CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "real-docs" / "alibaba_AlibabaCloudDocs"
 #: corpus folder -> catalog products whose pages the docs walk through
 PRODUCTS = {
     "ecs": ["ecs", "vpc"], "vpc": ["vpc", "ecs"], "eip": ["eip", "ecs"], "nat": ["nat", "eip", "vpc"],
@@ -66,27 +66,14 @@ def walk():
     return rows
 
 
-@pytest.mark.skipif(not CORPUS.exists(), reason=f"corpus not found at {CORPUS}")
-def test_corpus_labels_exist_in_2021_release(capsys):
+def test_corpus_labels_exist_in_2021_release():
     rows = walk()
     total = sum(len(r[1]) for r in rows)
     found = sum(len(r[2]) for r in rows)
     ptotal = sum(len(r[3]) for r in rows)
     pfound = sum(len(r[4]) for r in rows)
-    with capsys.disabled():
-        print(f"\n{'procedure':<70} labels  paths")
-        for doc, labels, ok, paths, okp in rows:
-            print(f"{str(doc):<70} {len(ok):>3}/{len(labels):<3} {len(okp):>2}/{len(paths):<2}")
-            missing = sorted(set(labels) - set(ok))
-            if missing:
-                print("    missing: " + "; ".join(missing))
-            for path in paths:
-                if path not in okp:
-                    print("    missing path: " + " > ".join(path))
-        print(f"labels {found}/{total} = {found / total:.1%}; menu paths {pfound}/{ptotal}")
-        zh = len(list(CORPUS.glob("*/zh/*.md")))
-        print(f"({zh} Chinese documents: see test_chinese_corpus_labels_exist_in_the_zh_console)")
-    assert found / total >= TARGET
+    missing = {str(doc): sorted(set(labels) - set(ok)) for doc, labels, ok, _, _ in rows if set(labels) - set(ok)}
+    assert found / total >= TARGET, f"labels {found}/{total}; missing: {missing}"
     # the unreached paths are the account centre (Account Management > Security Settings),
     # an icon-only "More" menu and a quick-start path through the old buy page
     assert pfound / ptotal >= 0.85
@@ -122,27 +109,15 @@ def zh_walk(release: str):
     return rows
 
 
-@pytest.mark.skipif(not CORPUS.exists(), reason=f"corpus not found at {CORPUS}")
-def test_chinese_corpus_labels_exist_in_the_zh_console(capsys):
+def test_chinese_corpus_labels_exist_in_the_zh_console():
     """Every bold label and menu path of the Chinese docs that names something the
-    console has is shown, in Chinese, by the 2021 release; the current release is
-    reported too (its renamed labels are drift)."""
+    console has is shown, in Chinese, by the 2021 release."""
     rows = zh_walk("2021-06")
     total = sum(len(r[1]) for r in rows)
     found = sum(len(r[2]) for r in rows)
     ptotal = sum(len(r[3]) for r in rows)
     pfound = sum(len(r[4]) for r in rows)
     missing = {label for _, labels, ok, _, _ in rows for label in set(labels) - set(ok)}
-    current = zh_walk("2026-03")
-    with capsys.disabled():
-        print(f"\n{'Chinese procedure (zh console, 2021-06)':<50} labels  paths")
-        for doc, labels, ok, paths, okp in rows:
-            print(f"{str(doc):<50} {len(ok):>3}/{len(labels):<3} {len(okp):>2}/{len(paths):<2}")
-            if set(labels) - set(ok):
-                print("    missing: " + "; ".join(sorted(set(labels) - set(ok))))
-        print(f"labels {found}/{total} = {found / total:.1%}; menu paths {pfound}/{ptotal}")
-        cfound, cpaths = sum(len(r[2]) for r in current), sum(len(r[4]) for r in current)
-        print(f"against 2026-03: labels {cfound}/{total}, menu paths {cpaths}/{ptotal}")
     assert missing <= NO_COUNTERPART, f"labels the zh console should show: {sorted(missing - NO_COUNTERPART)}"
     assert found / total >= TARGET
     unreached = [path for _, _, _, paths, okp in rows for path in paths

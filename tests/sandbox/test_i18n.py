@@ -287,3 +287,11 @@ def test_a_zh_cn_browser_creates_a_bucket_by_the_chinese_labels(browser, sandbox
         assert page.get_by_role("button", name="Create Bucket").is_visible()
     finally:
         context.close()
+
+
+def test_times_are_shown_as_the_console_shows_them_in_each_language(console):
+    """Not a raw Unix time: "Jan 1, 2021, 08:00:00" (China Standard Time), 2021年1月1日 in Chinese."""
+    english = text_of(console.get("/console/ram/user").text)
+    assert "bob read-only user Jan 1, 2021, 08:00:00" in english and "1609459200" not in english
+    chinese = text_of(console.get("/console/ram/user", headers={"Accept-Language": "zh-CN"}).text)
+    assert "2021年1月1日 08:00:00" in chinese and "1609459200" not in chinese

@@ -1,7 +1,6 @@
 """Fixtures for the parser tests: the real-docs corpus, found on its own.
 
-The corpus is ``$DOCVERIFY_CORPUS`` or ``<repo>/../shared/corpus``; tests that
-need it skip with a reason when it is absent.
+The corpus is ``$DOCVERIFY_CORPUS`` or the vendored ``tests/corpus``.
 """
 
 from __future__ import annotations
@@ -15,8 +14,5 @@ from corpus_location import real_docs_root
 
 @pytest.fixture(scope="session")
 def real_docs() -> Path:
-    """``<corpus>/real-docs``; skips when the corpus is absent."""
-    folder = real_docs_root()
-    if folder is None:
-        pytest.skip("corpus not found: set DOCVERIFY_CORPUS or place it at <repo>/../shared/corpus")
-    return folder
+    """``<corpus>/real-docs``."""
+    return real_docs_root()

@@ -13,7 +13,7 @@ from corpus_location import real_docs_root
 from tests_spec_helpers import all_lines
 
 _ROOT = real_docs_root()
-DOCUMENTS = sorted(_ROOT.rglob("*.md")) if _ROOT else []
+DOCUMENTS = sorted(_ROOT.rglob("*.md"))
 _ORDERED_ITEM = re.compile(r"^\s*\d{1,3}[.)]\s+\S")
 
 

@@ -4,7 +4,6 @@ checked through the sandbox API; failures are one line, retried, and left in the
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
 
@@ -31,9 +30,7 @@ def test_vpc_vswitch_security_group_instance(terraform, api, credentials, tmp_pa
     stack = terraform.stack(tmp_path / "ecs", ledger=ledger)
     stack.write({"main.tf": render([resource("vpc"), resource("vswitch"), resource("security_group"),
                                     resource("ecs_instance")])})
-    started = time.monotonic()
     out = stack.apply()
-    applied = time.monotonic()
     assert [s.id for s in live_stacks(tmp_path / "stacks")] == [stack.id]
 
     vpc = api.call("DescribeVpcAttribute", VPC, {**REGION, "VpcId": out["vpc_1_id"]})
@@ -48,7 +45,6 @@ def test_vpc_vswitch_security_group_instance(terraform, api, credentials, tmp_pa
     assert out["ecs_instance_1_private_ip"] == inst["PrivateIpAddress"]
 
     stack.destroy()
-    print(f"\n4-resource stack: apply {applied - started:.1f} s, destroy {time.monotonic() - applied:.1f} s")
     assert live_stacks(tmp_path / "stacks") == []
     assert gone(lambda: api.call("DescribeInstanceAttribute", ECS, {**REGION, "InstanceId": out["ecs_instance_1_id"]}))
     assert gone(lambda: api.call("DescribeVpcAttribute", VPC, {**REGION, "VpcId": out["vpc_1_id"]}))

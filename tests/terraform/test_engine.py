@@ -114,3 +114,29 @@ def test_a_command_past_its_timeout_is_killed_and_reported(terraform, tmp_path):
 def test_stack_ids_are_unique_per_stack(tmp_path):
     tf = _terraform(tmp_path)
     assert Stack(tf, tmp_path / "a").id != Stack(tf, tmp_path / "a").id
+
+
+def test_a_stack_folder_is_deleted_only_when_it_holds_nothing_but_terraform_files(tmp_path):
+    tf = _terraform(tmp_path)
+    stack = tf.stack(tmp_path / "s")
+    for name in ("main.tf", "terraform.tfstate", "terraform.tfstate.backup", ".terraform.lock.hcl", "terraform.log"):
+        (stack.workdir / name).write_text("x")
+    (stack.workdir / ".terraform" / "providers").mkdir(parents=True)
+    (stack.workdir / "notes.md").write_text("a ledger pointing at the wrong folder must not cost anyone their files")
+    assert stack.remove() is False and (stack.workdir / "notes.md").exists()
+    (stack.workdir / "notes.md").unlink()
+    assert stack.remove() is True and not stack.workdir.exists()
+    assert stack.remove() is True  # already gone
+
+
+def test_without_python_terraform_the_engine_imports_and_a_command_says_how_to_get_it(tmp_path):
+    script = ("import sys; sys.modules['python_terraform'] = None\n"  # as if the extra were not installed
+              "from pathlib import Path\n"
+              "from docverify.errors import EnvironmentProblem\n"
+              "from docverify_terraform.engine import Terraform, TerraformBinary\n"
+              "tf = Terraform(TerraformBinary(Path(sys.argv[1]), 'terraform'), cache_dir=Path(sys.argv[2]))\n"
+              "try:\n    tf.stack(sys.argv[2]).plan()\n"
+              "except EnvironmentProblem as problem:\n    print(problem.message, '|', problem.hint)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "terraform"), str(tmp_path / "s")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "python-terraform is not installed | pip install 'docverify[terraform]'", done.stderr
