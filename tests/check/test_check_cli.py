@@ -113,6 +113,9 @@ def test_pass_and_drift_with_reports(docs, tmp_path, chromium, monkeypatch):
                     "--no-store")
     assert result.exit_code == ExitCode.DEFECTS, result.output
     data = json.loads((out / "docverify.json").read_text())
+    # where the run's time went (benchmark/single_check.py reads it)
+    assert set(data["timings"]) == {"startup_s", "prepare_s", "console_s", "browser_s", "procedures_s", "close_s"}
+    assert all(seconds >= 0 for seconds in data["timings"].values())
     verdicts = {r["id"]: r for r in data["results"]}
     assert verdicts["bucket-ok"]["verdict"] == "PASS", verdicts["bucket-ok"]["reason"]
     assert verdicts["bucket-ok"]["check"]["goal_reached"] is True
