@@ -37,11 +37,12 @@ def _options(values: tuple[str, ...]) -> dict[str, object]:
 @click.option("--changed-since", metavar="GIT_REF", envvar="DOCVERIFY_CHANGED_SINCE",
               help="Only documents changed since GIT_REF (committed, staged or not). Env: DOCVERIFY_CHANGED_SINCE.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Procedures in parallel (browser contexts). Env: DOCVERIFY_JOBS.")
-@click.option("--policy", shell_complete=completion.plugin_name("policies"), help="Policy plugin (default literal). Env: DOCVERIFY_POLICY.")
-@click.option("--console", "console_name", shell_complete=completion.plugin_name("consoles"), help="Console plugin (default sandbox). Env: DOCVERIFY_CONSOLE.")
+@click.option("--policy", shell_complete=completion.plugin_name("policies"),
+              help="Policy plugin (default literal). Env: DOCVERIFY_POLICY.")
+@click.option("--console", "console_name", shell_complete=completion.plugin_name("consoles"),
+              help="Console plugin (default sandbox). Env: DOCVERIFY_CONSOLE.")
 @click.option("--provisioner", shell_complete=completion.plugin_name("provisioners"),
-              help="Provisioner plugin: none (default), terraform, resourcecoder. "
-                                    "Env: DOCVERIFY_PROVISIONER.")
+              help="Provisioner plugin: none (default), terraform, resourcecoder. Env: DOCVERIFY_PROVISIONER.")
 @click.option("--report", "reports", multiple=True, metavar="NAME[,NAME]",
               shell_complete=completion.plugin_names("reporters"),
               help="Extra reports: json, junit, github, html (repeat or comma-separate). Needs --output for files.")
@@ -137,12 +138,12 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
     report_names = _csv(reports)
 
     procedures, problems = collect(paths, config, keyword, changed_since)
-    if nothing_changed(changed_since, procedures):
-        return ExitCode.OK
     sys.stdout.flush()
     unreadable = [p for p in problems if p.severity is Severity.ERROR and p.line == 0]  # a PATH missing, unreadable
     if unreadable:
         raise UsageError("; ".join(problem.message for problem in unreadable), hint="check the PATH arguments")
+    if nothing_changed(changed_since, procedures):
+        return ExitCode.OK
     for problem in problems:
         click.echo(str(problem), err=True)
     blocking = input_errors(procedures, problems)

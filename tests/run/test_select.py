@@ -305,6 +305,9 @@ def test_a_change_that_touches_no_procedure_passes_check_and_plan(repo: Path) ->
         result = CliRunner().invoke(cli, [command, "docs", "--changed-since", "main"])
         assert result.exit_code == 0, result.output
         assert "no procedures changed since main: nothing to check" in result.stderr
+    # a path that is not there is still a usage error, changes or not
+    missing = CliRunner().invoke(cli, ["check", "no-such-folder", "--changed-since", "main"])
+    assert missing.exit_code == 2 and "path does not exist" in missing.stderr, missing.output
     # a change to a doc is still checked (here: only planned, no browser needed)
     (repo / "docs" / "users.md").write_text(USERS + "\nEdited.\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["plan", "docs", "--changed-since", "main"])
