@@ -119,10 +119,15 @@ FAIL_ON = {
 }
 
 
+def failing_verdicts(fail_on: Iterable[str] = ("drift", "fail", "env")) -> frozenset[Verdict]:
+    """The verdicts that ``--fail-on`` names (``drift``, ``fail``, ``env``) fail the run."""
+    return frozenset().union(*(FAIL_ON[name] for name in fail_on))
+
+
 def exit_code(verdicts: Iterable[Verdict], fail_on: Iterable[str] = ("drift", "fail", "env")) -> ExitCode:
     """Exit code of a run: 1 for a DRIFT/FAIL, else 3 for ENV_ERROR/INCONCLUSIVE, else
     0; verdicts not named by ``fail_on`` do not fail the run."""
-    failing = set().union(*(FAIL_ON[name] for name in fail_on))
+    failing = failing_verdicts(fail_on)
     seen = set(verdicts) & failing
     if seen & {Verdict.DRIFT, Verdict.FAIL}:
         return ExitCode.DEFECTS

@@ -114,7 +114,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
     from docverify.run.check import CheckOptions, CheckRun, build_reporters
     from docverify.run.runner import RunLimits
     from docverify.run.store import default_store_path
-    from docverify.verdict import exit_code
+    from docverify.verdict import exit_code, failing_verdicts
 
     fail_on_names = _csv((fail_on,))
     unknown = [name for name in fail_on_names if name not in FAIL_ON]
@@ -202,7 +202,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
         output=output, resume=resume, lease_timeout=lease_timeout,
         store=None if no_store else default_store_path(Path.cwd()),
         argv=sys.argv[1:], changed_since=changed_since, maxfail=1 if exitfirst else maxfail,
-        failing=frozenset().union(*(FAIL_ON[name] for name in fail_on_names)),
+        failing=failing_verdicts(fail_on_names),
     )
     run = CheckRun(config, app.plugins, options, reporters)
     try:

@@ -27,7 +27,7 @@ from docverify.run.runner import RunLimits, Runner, Stages, now_iso
 from docverify.run.store import ResultStore, fingerprint, new_run_id
 from docverify.task import Task
 from docverify.trajectory import ProcedureResult, RunSummary
-from docverify.verdict import Verdict
+from docverify.verdict import Verdict, failing_verdicts
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ class CheckOptions:
     argv: Sequence[str] = ()
     changed_since: str | None = None  #: the git ref of ``--changed-since``, for the reports
     maxfail: int | None = None  #: stop starting procedures after this many failed (``-x``, ``--maxfail``)
-    failing: frozenset[Verdict] = frozenset({Verdict.DRIFT, Verdict.FAIL, Verdict.ENV_ERROR, Verdict.INCONCLUSIVE})
+    failing: frozenset[Verdict] = failing_verdicts()  #: the verdicts --maxfail counts (--fail-on's)
 
 
 def instances(config: Config, plugins: PluginSet, table: str, family: str,

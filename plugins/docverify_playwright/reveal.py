@@ -33,7 +33,8 @@ MARKED = "data-docverify-secret"
 #: JSON responses larger than this are not read (no console reveals a secret in a bulk listing).
 MAX_JSON_BYTES = 2_000_000
 
-#: (label regex source) -> {pairs: [[label, value]], texts: [PEM blocks]}; reads, changes nothing.
+#: (label regex source) -> {pairs: [[label, value]], texts: [PEM blocks], shown: the page's text
+#: and field values}; reads, changes nothing.
 FIND = r"""(source) => {
   const label = new RegExp(source, 'i');
   const norm = t => (t || '').replace(/\s+/g, ' ').trim().replace(/[:：*＊\s]+$/, '');
@@ -93,10 +94,10 @@ FIND = r"""(source) => {
   }
   const texts = [];
   const pem = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]+?-----END [A-Z0-9 ]*PRIVATE KEY-----/g;
-  for (const text of [document.body ? document.body.innerText : '',
-                      ...[...document.querySelectorAll('textarea, input')].map(f => f.value || '')])
+  const values = [...document.querySelectorAll('textarea, input')].map(f => f.value || '');
+  for (const text of [document.body ? document.body.innerText : '', ...values])
     for (const m of text.match(pem) || []) texts.push(m);
-  return {pairs, texts};
+  return {pairs, texts, shown: [document.body ? document.body.textContent : '', ...values].join('\n')};
 }"""
 
 #: ({secrets, attribute}) -> how many elements now carry the attribute: the smallest
@@ -172,9 +173,11 @@ class RevealedSecrets:
                 revealed.remember(revealed.in_labelled(tuple(pair) for pair in found["pairs"]))
                 for text in found["texts"]:
                     revealed.remember(revealed.in_text(text))
-                # the secrets go into the page only to find where they are shown; the call's
-                # arguments are in the trace, which is scrubbed when it is saved
-                count = await frame.evaluate(MARK, {"secrets": sorted(known()), "attribute": MARKED})
+                # only the secrets the page already shows go back into it, to find where (no
+                # other registered secret, a model's API key say, ever reaches the page); the
+                # call's arguments are in the trace, which is scrubbed when it is saved
+                present = sorted(secret for secret in known() if secret in found["shown"])
+                count = await frame.evaluate(MARK, {"secrets": present, "attribute": MARKED}) if present else 0
             except Exception as error:  # a frame navigating away, a detached frame
                 log.debug("could not look for secrets in %s: %s", frame.url, error)
                 continue

@@ -179,17 +179,15 @@ def render(summary: RunSummary, directory: Path, *, screenshots: bool = True) ->
 def procedure_view(result: ProcedureResult, anchor: str, images: "Screenshots | None") -> ProcedureView:
     """Findings placed under their step (by step number), the rest kept apart, each
     with the screenshot it was raised on; turns with theirs."""
-    numbered: list[FindingView] = []
+    numbered: dict[int, FindingView] = {}  #: id(finding) -> its view: a finding listed twice is one view
 
     def view_of(finding: Finding) -> FindingView:
-        for seen in numbered:
-            if seen.finding is finding:
-                return seen
-        ident = f"{anchor}-f{len(numbered) + 1}"
-        image = images.get(finding.screenshot) if images else None
-        shot = Shot(f"{ident}-shot", image, "the page it was raised on", ident, outline(finding.box)) if image else None
-        numbered.append(FindingView(ident, finding, shot))
-        return numbered[-1]
+        if id(finding) not in numbered:
+            ident = f"{anchor}-f{len(numbered) + 1}"
+            image = images.get(finding.screenshot) if images else None
+            shot = Shot(f"{ident}-shot", image, "the page it was raised on", ident, outline(finding.box)) if image else None
+            numbered[id(finding)] = FindingView(ident, finding, shot)
+        return numbered[id(finding)]
 
     placed: list[Finding] = []
     steps = []
