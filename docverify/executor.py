@@ -74,6 +74,15 @@ class ExecutorRun(Protocol):
 class Executor(Plugin):
     """Base class of executor plugins."""
 
+    async def warm_up(self) -> None:
+        """Optional: start what needs no console (the browser) before :meth:`open`, on
+        the loop the run will use, while the run still loads and parses; ``open`` then
+        takes it over. A failure here is raised by ``open``, so it reaches the run where
+        a failure to start would. What ``open`` never took over, :meth:`cool_down` closes."""
+
+    async def cool_down(self) -> None:
+        """Close what :meth:`warm_up` started and no :meth:`open` took over."""
+
     def open(self, endpoint: ConsoleEndpoint, artifacts: Path) -> AbstractAsyncContextManager[ExecutorRun]:
         """Start the browser for a run against ``endpoint``; artifacts (traces,
         screenshots) go under ``artifacts``. Leaving the context closes everything."""

@@ -9,20 +9,27 @@ entry-point group. It implements some of these hooks with ``@hookimpl``::
     def register_policies(register):
         register(MyPolicy)
 
-Each ``register_<family>`` hook receives a ``register`` callback; call it once per
-class the plugin provides. The class must have a unique ``name`` within its family
-(see :class:`docverify.registry.Plugin`). Built-in plugins under ``plugins/``
-register exactly like third-party ones.
+Each ``register_<family>`` hook receives a ``register`` callback
+(:class:`docverify.registry.Register`); call it once per class the plugin
+provides. The class must have a unique ``name`` within its family (see
+:class:`docverify.registry.Plugin`). Register a reference rather than the class,
+and its module is imported only when a run or command uses it::
+
+    @hookimpl
+    def register_policies(register):
+        register("docverify_mine.policy:MyPolicy", name="mine")
+
+Built-in plugins under ``plugins/`` register exactly like third-party ones.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import pluggy
 
 if TYPE_CHECKING:
-    import click
+    from docverify.registry import Register
 
 PROJECT = "docverify"
 
@@ -31,42 +38,42 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 @hookspec
-def register_consoles(register: Callable[[type], None]) -> None:
+def register_consoles(register: "Register") -> None:
     """Register console classes: where a console is, how to log in, its audit-log
     endpoint and its Terraform provider block (e.g. ``sandbox``, ``aliyun``)."""
 
 
 @hookspec
-def register_provisioners(register: Callable[[type], None]) -> None:
+def register_provisioners(register: "Register") -> None:
     """Register provisioner classes: they make a task's Resource META exist before
     execution and tear it down afterwards (e.g. ``terraform``, ``none``)."""
 
 
 @hookspec
-def register_executors(register: Callable[[type], None]) -> None:
+def register_executors(register: "Register") -> None:
     """Register executor classes: browser lifecycle, observations, applying actions
     (e.g. ``playwright``)."""
 
 
 @hookspec
-def register_policies(register: Callable[[type], None]) -> None:
+def register_policies(register: "Register") -> None:
     """Register policy classes: given an observation, choose the next action
     (e.g. ``literal``, ``openai``, ``hybrid``)."""
 
 
 @hookspec
-def register_checkers(register: Callable[[type], None]) -> None:
+def register_checkers(register: "Register") -> None:
     """Register checker classes: decide whether a procedure reached its goal
     (e.g. ``actiontrail``, ``judges``)."""
 
 
 @hookspec
-def register_reporters(register: Callable[[type], None]) -> None:
+def register_reporters(register: "Register") -> None:
     """Register reporter classes: present results (e.g. ``console``, ``json``,
     ``junit``, ``github``, ``html``)."""
 
 
 @hookspec
-def register_commands(register: Callable[["click.Command"], None]) -> None:
+def register_commands(register: "Register") -> None:
     """Register extra CLI commands (click commands or groups), e.g. ``train`` or
     ``sandbox``. A command's name must not clash with a built-in command."""

@@ -1,15 +1,18 @@
 """Plugin families and their registries (name -> class).
 
 A registry refuses duplicates and answers an unknown name with an error that
-lists the valid ones.
+lists the valid ones. A plugin registers a class (or click command) itself, or a
+reference to it, ``"package.module:Attribute"`` with its name: the module is then
+imported only when the plugin is used, so a run pays only for the plugins it uses.
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib
 import inspect
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Iterator, TypeVar
+from typing import Any, ClassVar, Generic, Iterator, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -66,14 +69,53 @@ FAMILY_BY_NAME = {family.name: family for family in FAMILIES}
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class Entry(Generic[T]):
-    """One registered plugin: its name, the object registered and the plugin
-    module (entry point) that registered it."""
+class Register(Protocol):
+    """The callback each ``register_<family>`` hook receives."""
 
-    name: str
-    obj: T
-    plugin: str
+    def __call__(self, obj: Any, *, name: str | None = None) -> None:
+        """Register ``obj``, a class (a click command for ``register_commands``), or a
+        reference to one, ``"package.module:Attribute"``, with its ``name``."""
+
+
+class Entry(Generic[T]):
+    """One registered plugin: its name, the plugin module (entry point) that
+    registered it, and the object registered, imported on first use when it was
+    registered by reference."""
+
+    def __init__(self, family: Family, name: str, plugin: str, *, obj: T | None = None,
+                 reference: str | None = None) -> None:
+        self.family = family
+        self.name = name
+        self.plugin = plugin
+        self.reference = reference  #: "module:attribute", when registered lazily
+        self._obj = obj
+
+    @property
+    def loaded(self) -> bool:
+        return self._obj is not None
+
+    @property
+    def obj(self) -> T:
+        if self._obj is None:
+            self._obj = self._load()
+        return self._obj
+
+    def _load(self) -> T:
+        assert self.reference is not None
+        what = f"{self.family.singular} {self.name!r} of plugin {self.plugin!r}"
+        module_name, _, attribute = self.reference.partition(":")
+        try:
+            obj = getattr(importlib.import_module(module_name), attribute)
+        except Exception as error:  # a broken or half-installed plugin, reported as such
+            raise PluginError(f"{what} failed to load from {self.reference}: {type(error).__name__}: {error}",
+                              hint=f"reinstall the plugin, or check that {self.reference} exists") from error
+        if plugin_name(obj, self.family) != self.name:
+            raise PluginError(f"{what} is registered as {self.name!r} but {self.reference} is named "
+                              f"{obj.name!r}", hint="register it under the name its class declares")
+        return obj
+
+    def __repr__(self) -> str:
+        return f"Entry({self.family.singular} {self.name!r} of {self.plugin!r})"
 
 
 class Registry(Generic[T]):
@@ -83,16 +125,30 @@ class Registry(Generic[T]):
         self.family = family
         self._entries: dict[str, Entry[T]] = {}
 
-    def add(self, obj: T, *, plugin: str) -> None:
-        name = plugin_name(obj, self.family)
-        existing = self._entries.get(name)
+    def add(self, obj: T | str, *, plugin: str, name: str | None = None) -> None:
+        """Register ``obj`` (its ``name`` attribute names it), or a reference to it,
+        ``"module:attribute"``, with its ``name``: imported when first used."""
+        if isinstance(obj, str):
+            if ":" not in obj or not name:
+                raise PluginError(f"plugin {plugin!r} registered {self.family.singular} {obj!r}: a reference is "
+                                  "\"module:attribute\" with the plugin's name",
+                                  hint=f"register(\"{obj if ':' in obj else 'package.module:Class'}\", "
+                                       "name=\"...\")")
+            entry: Entry[T] = Entry(self.family, name, plugin, reference=obj)
+        else:
+            declared = plugin_name(obj, self.family)
+            if name is not None and name != declared:
+                raise PluginError(f"plugin {plugin!r} registered {self.family.singular} {declared!r} as {name!r}",
+                                  hint="leave out name=, or make it the class's own name")
+            entry = Entry(self.family, declared, plugin, obj=obj)
+        existing = self._entries.get(entry.name)
         if existing is not None:
             raise PluginError(
-                f"two {self.family.name} are named {name!r}: one from plugin "
+                f"two {self.family.name} are named {entry.name!r}: one from plugin "
                 f"{existing.plugin!r}, one from plugin {plugin!r}",
                 hint="uninstall or disable one of them",
             )
-        self._entries[name] = Entry(name, obj, plugin)
+        self._entries[entry.name] = entry
 
     def get(self, name: str) -> T:
         return self.entry(name).obj

@@ -6,6 +6,7 @@ raises :class:`~docverify.errors.DocverifyError` subclasses.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -140,8 +141,15 @@ def cli(ctx: click.Context, config_path: str | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console-script entry point."""
-    cli.main(args=argv)
+    """Console-script entry point (the process exits when it returns)."""
+    try:
+        cli.main(args=argv)
+    finally:
+        # Every report is written and every file closed: the garbage collection the
+        # interpreter would run over the run's objects on its way out (about 0.2 s of
+        # a one-procedure check) would only delay the exit. Not for embedders: a
+        # frozen object is never collected.
+        gc.freeze()
 
 
 def get_app(ctx: click.Context):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -111,7 +112,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
       docverify check docs --changed-since origin/main --report github
       docverify check docs -O console.sandbox.release=2021-06
     """
-    from docverify.run.check import CheckOptions, CheckRun, build_reporters
+    from docverify.run.check import CheckOptions, CheckRun, EarlyStart, build_reporters
     from docverify.run.runner import RunLimits
     from docverify.run.store import default_store_path
     from docverify.verdict import exit_code, failing_verdicts
@@ -136,6 +137,60 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
     app = get_app(ctx)
     config = app.checked_config(overrides, names)
     report_names = _csv(reports)
+    if "html" in {*config.settings.reporter.use, *report_names} and "executor.playwright.trace" not in config.origins:
+        config = app.checked_config({**overrides, "executor.playwright.trace": "on-failure"}, names)
+
+    # the browser launches while the docs are parsed and the console starts
+    with contextlib.nullcontext() if dry_run else EarlyStart(config, app.plugins) as early:
+        tasks, problems = select_tasks(paths, config, keyword, changed_since, app.plugins)
+        if tasks is None:
+            return ExitCode.OK
+        if dry_run:
+            _print_plan(tasks)
+            return ExitCode.OK
+
+        reporters = build_reporters(config, app.plugins, report_names)
+        if output is None and any(r.writes_files for r in reporters):
+            wanting = ", ".join(r.name for r in reporters if r.writes_files)
+            raise UsageError(f"--report {wanting} writes files: give --output DIR", hint="e.g. --output docverify-report")
+        if screenshots is None:
+            screenshots = pass_screenshots or "html" in {r.name for r in reporters}
+        options = CheckOptions(
+            jobs=config.settings.jobs,
+            limits=RunLimits(max_steps=max_steps, timeout_s=timeout, screenshots=screenshots,
+                             pass_screenshots=pass_screenshots, screenshot_type="jpeg"),
+            output=output, resume=resume, lease_timeout=lease_timeout,
+            store=None if no_store else default_store_path(Path.cwd()),
+            argv=sys.argv[1:], changed_since=changed_since, maxfail=1 if exitfirst else maxfail,
+            failing=failing_verdicts(fail_on_names),
+        )
+        run = CheckRun(config, app.plugins, options, reporters, early=early)
+        try:
+            summary = run.run(tasks)
+        except KeyboardInterrupt:
+            summary = run.summary(tasks, interrupted=True)
+            _finish_reports(reporters, summary, output)
+            if options.store is not None:
+                click.echo(f"{len(summary.results)} of {len(tasks)} results are saved: run the same command with "
+                           "--resume to continue", err=True)
+            return ExitCode.INTERRUPTED
+        except BaseException:
+            if run.reporting:  # a run that never started (a configuration error) has nothing to report
+                _finish_reports(reporters, run.summary(tasks, interrupted=True), None)
+            raise
+    _finish_reports(reporters, summary, output)
+    code = exit_code([r.verdict for r in summary.results], fail_on_names)
+    if code == ExitCode.OK and any(p.severity is Severity.ERROR for p in problems):
+        return ExitCode.USAGE
+    return code
+
+
+def select_tasks(paths: tuple[str, ...], config, keyword: str | None, changed_since: str | None, plugins):
+    """The tasks to run of the procedures under ``paths``, and the problems found
+    reading them (skipped procedures are said on stderr); ``(None, problems)`` when
+    ``--changed-since`` left nothing to check. Raises UsageError for a missing PATH
+    or an error in the docs, NoProceduresError when nothing is left to run."""
+    from docverify.task import make_task
 
     procedures, problems = collect(paths, config, keyword, changed_since)
     sys.stdout.flush()
@@ -143,7 +198,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
     if unreadable:
         raise UsageError("; ".join(problem.message for problem in unreadable), hint="check the PATH arguments")
     if nothing_changed(changed_since, procedures):
-        return ExitCode.OK
+        return None, problems
     for problem in problems:
         click.echo(str(problem), err=True)
     blocking = input_errors(procedures, problems)
@@ -152,7 +207,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
             f"{len(blocking)} error(s) in the docs (listed above): nothing was run",
             hint="fix them (an annotation that cannot be read would lose a procedure's `skip:`, `requires:` or `expect:`)",
         )
-    console_cloud = app.plugins.get("consoles", config.settings.console.use[0]).cloud
+    console_cloud = plugins.get("consoles", config.settings.console.use[0]).cloud
     runnable, skipped = [], []
     parts = _Parts(procedures)
     for procedure in procedures:
@@ -179,50 +234,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
             f"no procedures to check in {', '.join(paths)}" + (" (all skipped)" if skipped else ""),
             hint="a procedure is an ordered list of steps; see `docverify parse PATH --steps`",
         )
-
-    from docverify.task import make_task
-
-    tasks = [make_task(procedure) for procedure in runnable]
-    if dry_run:
-        _print_plan(tasks)
-        return ExitCode.OK
-
-    reporters = build_reporters(config, app.plugins, report_names)
-    if output is None and any(r.writes_files for r in reporters):
-        wanting = ", ".join(r.name for r in reporters if r.writes_files)
-        raise UsageError(f"--report {wanting} writes files: give --output DIR", hint="e.g. --output docverify-report")
-    if screenshots is None:
-        screenshots = pass_screenshots or "html" in {r.name for r in reporters}
-    if "html" in {r.name for r in reporters} and "executor.playwright.trace" not in config.origins:
-        config = app.checked_config({**overrides, "executor.playwright.trace": "on-failure"}, names)
-    options = CheckOptions(
-        jobs=config.settings.jobs,
-        limits=RunLimits(max_steps=max_steps, timeout_s=timeout, screenshots=screenshots,
-                         pass_screenshots=pass_screenshots, screenshot_type="jpeg"),
-        output=output, resume=resume, lease_timeout=lease_timeout,
-        store=None if no_store else default_store_path(Path.cwd()),
-        argv=sys.argv[1:], changed_since=changed_since, maxfail=1 if exitfirst else maxfail,
-        failing=failing_verdicts(fail_on_names),
-    )
-    run = CheckRun(config, app.plugins, options, reporters)
-    try:
-        summary = run.run(tasks)
-    except KeyboardInterrupt:
-        summary = run.summary(tasks, interrupted=True)
-        _finish_reports(reporters, summary, output)
-        if options.store is not None:
-            click.echo(f"{len(summary.results)} of {len(tasks)} results are saved: run the same command with "
-                       "--resume to continue", err=True)
-        return ExitCode.INTERRUPTED
-    except BaseException:
-        if run.reporting:  # a run that never started (a configuration error) has nothing to report
-            _finish_reports(reporters, run.summary(tasks, interrupted=True), None)
-        raise
-    _finish_reports(reporters, summary, output)
-    code = exit_code([r.verdict for r in summary.results], fail_on_names)
-    if code == ExitCode.OK and any(p.severity is Severity.ERROR for p in problems):
-        return ExitCode.USAGE
-    return code
+    return [make_task(procedure) for procedure in runnable], problems
 
 
 #: How reports name the clouds a doc can be written for.

@@ -14,15 +14,18 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import TracebackType
 from typing import Sequence
 
 from docverify import IMPORTED_AT
 from docverify.config import Config
 from docverify.cost import Budget, CostMeter
 from docverify.errors import ConfigError, EnvironmentProblem
+from docverify.executor import Executor
 from docverify.plugins import PluginSet
 from docverify.registry import Plugin
 from docverify.reporter import Reporter
+from docverify.run.loop import RunLoop
 from docverify.run.runner import RunLimits, Runner, Stages, now_iso
 from docverify.run.store import ResultStore, fingerprint, new_run_id
 from docverify.task import Task
@@ -73,19 +76,66 @@ def build_reporters(config: Config, plugins: PluginSet, extra: Sequence[str]) ->
     return instances(config, plugins, "reporter", "reporters", names)  # type: ignore[return-value]
 
 
+class EarlyStart:
+    """What a check starts before its procedures are known: the run's event loop (on
+    a thread of its own, :class:`~docverify.run.loop.RunLoop`) and the configured
+    executor warming up on it (the browser launching while the main thread loads the
+    other plugins, parses the docs and starts the console). A context manager: leaving
+    it closes what the run did not take over, and the loop."""
+
+    def __init__(self, config: Config, plugins: PluginSet, *, warm: bool = True) -> None:
+        self.executor: Executor = instances(config, plugins, "executor", "executors")[0]  # type: ignore[assignment]
+        self.loop = RunLoop(on_error=self._on_loop_error)
+        self.closed = False
+        if warm:
+            self.loop.submit(self.executor.warm_up()).result()  # returns at once: the launch goes on, on the loop
+
+    def __enter__(self) -> "EarlyStart":
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close(interrupted=kind is not None and issubclass(kind, KeyboardInterrupt))
+
+    def close(self, *, interrupted: bool = False) -> None:
+        """Close what warming up started and the run did not take over; stop the loop."""
+        if self.closed:
+            return
+        self.closed = True
+        self.loop.interrupted = self.loop.interrupted or interrupted
+        try:
+            self.loop.submit(self.executor.cool_down()).result()
+        finally:
+            self.loop.close()
+
+    def _on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict) -> None:
+        """After Ctrl-C, errors nobody awaited (the browser driver got the signal too and
+        died: "Connection closed while reading from the driver") go to the debug log,
+        not the user's terminal: the run has already said it was interrupted."""
+        if self.loop.interrupted:
+            log.debug("after Ctrl-C: %s: %r", context.get("message"), context.get("exception"))
+            return
+        loop.default_exception_handler(context)
+
+
 class CheckRun:
-    """Runs tasks with the configured plugins and returns the run's summary."""
+    """Runs tasks with the configured plugins and returns the run's summary.
+
+    ``early``: the loop and executor that :class:`EarlyStart` started while the run
+    was prepared; without it, the run starts its own (no warm-up) when it runs."""
 
     def __init__(self, config: Config, plugins: PluginSet, options: CheckOptions,
-                 reporters: Sequence[Reporter]) -> None:
+                 reporters: Sequence[Reporter], *, early: EarlyStart | None = None) -> None:
         self.config = config
         self.plugins = plugins
         self.options = options
         self.reporters = list(reporters)
+        self.early = early
         self.console = instances(config, plugins, "console", "consoles")[0]
         self.stages = Stages(
             provisioner=instances(config, plugins, "provisioner", "provisioners")[0],  # type: ignore[arg-type]
-            executor=instances(config, plugins, "executor", "executors")[0],  # type: ignore[arg-type]
+            executor=early.executor if early is not None else
+            instances(config, plugins, "executor", "executors")[0],  # type: ignore[arg-type]
             policy=instances(config, plugins, "policy", "policies", policy_names(config))[0],  # type: ignore[arg-type]
             checkers=instances(config, plugins, "checker", "checkers"),  # type: ignore[arg-type]
             reporters=self.reporters,
@@ -101,7 +151,6 @@ class CheckRun:
         self.resumed: dict[str, ProcedureResult] = {}
         self.accounts = None  #: the account pool, when one is configured (set by prepare)
         self.reporting = False  #: whether the reporters were told the run started
-        self.interrupted = False  #: Ctrl-C stopped the tasks
         self.timings: dict[str, float] = {}  #: run-level seconds (RunSummary.timings)
 
     @property
@@ -206,8 +255,9 @@ class CheckRun:
         artifacts = (self.options.output / "artifacts") if self.options.output else (
             Path(".docverify") / "artifacts" / self.run_id)
         tick = time.perf_counter()
+        early = self.early or EarlyStart(self.config, self.plugins, warm=False)
         try:
-            with self.console.start() as endpoint:
+            with early, self.console.start() as endpoint:
                 self.timings["console_s"] = time.perf_counter() - tick
                 for task in tasks:
                     task.region = task.region or endpoint.default_region
@@ -215,15 +265,9 @@ class CheckRun:
                                 on_result=save, output=self.options.output, accounts=self.accounts,
                                 lease_timeout=self.options.lease_timeout, console=self.console.name,
                                 stop=self.stopping)
-                loop = asyncio.Runner()
                 try:
-                    loop.get_loop().set_exception_handler(self._on_loop_error)
-                    loop.run(runner.run(tasks, self.options.jobs))
-                except KeyboardInterrupt:
-                    self.interrupted = True  # before the loop closes: its leftovers are quiet
-                    raise
+                    early.loop.run(runner.run(tasks, self.options.jobs))
                 finally:
-                    loop.close()
                     self.timings.update(runner.timings)
                     tick = time.perf_counter()
                 described = endpoint.describe()
@@ -235,15 +279,6 @@ class CheckRun:
                 if task.id not in self.results:
                     runner.finish(task, runner.env_error(task, str(problem), time.time()))
             return f"{self.console.name} (not started: {problem})"
-
-    def _on_loop_error(self, loop: asyncio.AbstractEventLoop, context: dict) -> None:
-        """After Ctrl-C, errors nobody awaited (the browser driver got the signal too and
-        died: "Connection closed while reading from the driver") go to the debug log,
-        not the user's terminal: the run has already said it was interrupted."""
-        if self.interrupted:
-            log.debug("after Ctrl-C: %s: %r", context.get("message"), context.get("exception"))
-            return
-        loop.default_exception_handler(context)
 
     def take_over(self, store: ResultStore, fingerprints: dict[str, str]) -> None:
         """With ``--resume``: the latest run's results whose procedures did not change."""

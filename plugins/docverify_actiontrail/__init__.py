@@ -7,6 +7,4 @@ from docverify.hookspecs import hookimpl
 
 @hookimpl
 def register_checkers(register):
-    from docverify_actiontrail.checker import ActionTrailChecker
-
-    register(ActionTrailChecker)
+    register("docverify_actiontrail.checker:ActionTrailChecker", name="actiontrail")

@@ -7,6 +7,4 @@ from docverify.hookspecs import hookimpl
 
 @hookimpl
 def register_policies(register):
-    from docverify_literal.policy import LiteralPolicy
-
-    register(LiteralPolicy)
+    register("docverify_literal.policy:LiteralPolicy", name="literal")

@@ -13,14 +13,11 @@ from docverify.hookspecs import hookimpl
 
 @hookimpl
 def register_policies(register):
-    from docverify_models.policies import HybridPolicy, LlamaCppPolicy, OpenAIPolicy, VLLMPolicy
-
-    for policy in (OpenAIPolicy, LlamaCppPolicy, VLLMPolicy, HybridPolicy):
-        register(policy)
+    for name, cls in (("openai", "OpenAIPolicy"), ("llamacpp", "LlamaCppPolicy"), ("vllm", "VLLMPolicy"),
+                      ("hybrid", "HybridPolicy")):
+        register(f"docverify_models.policies:{cls}", name=name)
 
 
 @hookimpl
 def register_checkers(register):
-    from docverify_models.judges import JudgesChecker
-
-    register(JudgesChecker)
+    register("docverify_models.judges:JudgesChecker", name="judges")

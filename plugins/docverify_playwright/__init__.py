@@ -10,6 +10,4 @@ from docverify.hookspecs import hookimpl
 
 @hookimpl
 def register_executors(register):
-    from docverify_playwright.executor import PlaywrightExecutor
-
-    register(PlaywrightExecutor)
+    register("docverify_playwright.executor:PlaywrightExecutor", name="playwright")

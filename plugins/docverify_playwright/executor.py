@@ -91,8 +91,37 @@ class PlaywrightExecutor(Executor):
             40, ge=1, le=100, description="JPEG quality of the turn screenshots saved as .jpg (docverify check "
                                           "saves JPEG for the html report; PNG files are lossless)")
 
+    _warm: "asyncio.Task[_Browser] | None" = None  #: the browser warm_up started, until open takes it
+
+    async def warm_up(self) -> None:
+        self._warm = asyncio.get_running_loop().create_task(self._start())
+
+    async def cool_down(self) -> None:
+        warm, self._warm = self._warm, None
+        if warm is None:
+            return
+        try:
+            started = await warm
+        except BaseException:  # it never started: nothing to close (open would have said why)
+            return
+        await started.close()
+
     @asynccontextmanager
     async def open(self, endpoint: ConsoleEndpoint, artifacts: Path) -> AsyncIterator["PlaywrightRun"]:
+        warm, self._warm = self._warm, None
+        started = await (warm if warm is not None else self._start())
+        try:
+            run = PlaywrightRun(self.options, endpoint, started.browser, artifacts, started.launch)
+            try:
+                await run.sign_in()
+                yield run
+            finally:
+                await run.close()
+        finally:
+            await started.close()
+
+    async def _start(self) -> "_Browser":
+        """Playwright's driver started and Chromium launched."""
         try:
             from playwright.async_api import async_playwright
         except ImportError:
@@ -115,14 +144,26 @@ class PlaywrightExecutor(Executor):
                         hint="check that the browser runs here, or point --browser-path at another Chromium",
                     ) from None
 
-            run = PlaywrightRun(self.options, endpoint, await launch(), artifacts, launch)
-            try:
-                await run.sign_in()
-                yield run
-            finally:
-                await run.close()
-        finally:
+            return _Browser(playwright, await launch(), launch)
+        except BaseException:
             await playwright.stop()
+            raise
+
+
+class _Browser:
+    """A started Playwright with its Chromium, and how to launch another (a crashed one)."""
+
+    def __init__(self, playwright: Any, browser: Any, launch: Callable[[], Awaitable[Any]]) -> None:
+        self.playwright = playwright
+        self.browser = browser
+        self.launch = launch
+
+    async def close(self) -> None:
+        try:
+            await self.browser.close()
+        except Exception:  # already gone
+            pass
+        await self.playwright.stop()
 
 
 def _own_browser(playwright: Any) -> str | None:

@@ -2,8 +2,7 @@
 ``github`` and ``html``.
 
 Only the registration hook lives here; each reporter is a module of its own,
-imported when the hook runs, and the heavy libraries (rich, jinja2) only when a
-reporter is used.
+imported only when the reporter is used.
 """
 
 from __future__ import annotations
@@ -13,11 +12,7 @@ from docverify.hookspecs import hookimpl
 
 @hookimpl
 def register_reporters(register):
-    from docverify_reports.console import ConsoleReporter
-    from docverify_reports.github import GithubReporter
-    from docverify_reports.html import HtmlReporter
-    from docverify_reports.json_report import JsonReporter
-    from docverify_reports.junit import JUnitReporter
-
-    for reporter in (ConsoleReporter, JsonReporter, JUnitReporter, GithubReporter, HtmlReporter):
-        register(reporter)
+    for name, reference in (("console", "console:ConsoleReporter"), ("json", "json_report:JsonReporter"),
+                            ("junit", "junit:JUnitReporter"), ("github", "github:GithubReporter"),
+                            ("html", "html:HtmlReporter")):
+        register(f"docverify_reports.{reference}", name=name)

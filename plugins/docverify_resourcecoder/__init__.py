@@ -15,13 +15,9 @@ from docverify.hookspecs import hookimpl
 
 @hookimpl
 def register_provisioners(register):
-    from docverify_resourcecoder.provisioner import ResourceCoderProvisioner
-
-    register(ResourceCoderProvisioner)
+    register("docverify_resourcecoder.provisioner:ResourceCoderProvisioner", name="resourcecoder")
 
 
 @hookimpl
 def register_commands(register):
-    from docverify_resourcecoder.cli import resourcecoder
-
-    register(resourcecoder)
+    register("docverify_resourcecoder.cli:resourcecoder", name="resourcecoder")

@@ -10,13 +10,9 @@ from docverify.hookspecs import hookimpl
 
 @hookimpl
 def register_consoles(register):
-    from docverify_sandbox.console import SandboxConsole
-
-    register(SandboxConsole)
+    register("docverify_sandbox.console:SandboxConsole", name="sandbox")
 
 
 @hookimpl
 def register_commands(register):
-    from docverify_sandbox.cli import sandbox
-
-    register(sandbox)
+    register("docverify_sandbox.cli:sandbox", name="sandbox")

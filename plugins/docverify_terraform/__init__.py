@@ -13,13 +13,9 @@ from docverify.hookspecs import hookimpl
 
 @hookimpl
 def register_provisioners(register):
-    from docverify_terraform.provisioner import TerraformProvisioner
-
-    register(TerraformProvisioner)
+    register("docverify_terraform.provisioner:TerraformProvisioner", name="terraform")
 
 
 @hookimpl
 def register_commands(register):
-    from docverify_terraform.cli import cleanup
-
-    register(cleanup)
+    register("docverify_terraform.cli:cleanup", name="cleanup")

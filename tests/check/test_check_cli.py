@@ -166,6 +166,22 @@ def chromium_pids(marker: str) -> set[int]:
 
 
 @pytest.mark.browser
+def test_a_check_that_ends_before_it_runs_leaves_no_browser(tmp_path, chromium):
+    """The browser launches while the docs are read; docs with nothing to run close it."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    write(folder, "prose.md", "# Prose only\n\nNo procedure here.\n")
+    marker = f"DOCVERIFY_TEST_RUN={uuid.uuid4().hex}"
+    env = {**os.environ, marker.split("=")[0]: marker.split("=")[1]}
+    done = subprocess.run([sys.executable, "-m", "docverify", "check", str(folder), "--no-store"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == ExitCode.NO_PROCEDURES, done.stderr
+    assert "no procedures to check" in done.stderr and "Traceback" not in done.stderr
+    time.sleep(0.5)
+    assert not chromium_pids(marker), "a browser process was left behind"
+
+
+@pytest.mark.browser
 @pytest.mark.slow
 def test_ctrl_c_saves_results_closes_the_browser_and_resumes(tmp_path, chromium):
     folder = tmp_path / "docs"

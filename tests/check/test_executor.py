@@ -112,3 +112,52 @@ def test_a_missing_browser_says_how_to_install_one(endpoint, tmp_path):
     with pytest.raises(EnvironmentProblem, match="not an executable") as raised:
         run(scenario())
     assert "apt-get install chromium" in raised.value.hint
+
+
+def test_a_warmed_up_browser_is_the_one_the_run_uses(endpoint, tmp_path, chromium):
+    executor = PlaywrightExecutor()
+
+    async def scenario():
+        await executor.warm_up()  # returns at once: the browser launches meanwhile
+        warm = executor._warm
+        assert warm is not None
+        async with executor.open(endpoint, tmp_path) as xrun:
+            assert executor._warm is None and xrun.browser is (await warm).browser
+            async with xrun.session("one") as session:
+                assert (await session.observe()).url.endswith("/console")
+        assert not xrun.browser.is_connected()
+        await executor.cool_down()  # nothing left to close
+
+    run(scenario())
+
+
+def test_a_warm_up_the_run_never_took_is_closed(tmp_path, chromium):
+    executor = PlaywrightExecutor()
+
+    async def scenario():
+        await executor.warm_up()
+        browser = (await executor._warm).browser
+        assert browser.is_connected()
+        await executor.cool_down()
+        assert not browser.is_connected() and executor._warm is None
+
+    run(scenario())
+
+
+def test_a_warm_up_that_fails_says_so_where_the_run_opens(endpoint, tmp_path):
+    executor = PlaywrightExecutor(PlaywrightExecutor.Options(browser_path=str(tmp_path / "no-chromium")))
+
+    async def scenario():
+        await executor.warm_up()  # no error yet: the run decides what a browser that does not start means
+        with pytest.raises(EnvironmentProblem, match="not an executable"):
+            async with executor.open(endpoint, tmp_path):
+                pass
+
+    run(scenario())
+    quiet = PlaywrightExecutor(PlaywrightExecutor.Options(browser_path=str(tmp_path / "no-chromium")))
+
+    async def abandoned():
+        await quiet.warm_up()
+        await quiet.cool_down()  # a run that ended before it opened: nothing to raise
+
+    run(abandoned())

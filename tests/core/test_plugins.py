@@ -1,10 +1,12 @@
 """Plugin loading through entry points and pluggy, as a third party would."""
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
 import types
+from pathlib import Path
 
 import click
 import pytest
@@ -121,3 +123,24 @@ def test_plugin_that_fails_to_import_exits_4_with_one_line(tmp_path):
     assert "plugin 'docverify_crashy' (from docverify_crashy 1.2.3) failed to load" in result.stderr
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.browser
+def test_a_check_imports_only_the_plugins_it_uses(tmp_path, chromium):
+    """Built-ins register by reference: a literal check on the sandbox never imports
+    the model policies, the judges, ResourceCoder, Terraform or the html report."""
+    doc = Path(__file__).parents[2] / "examples" / "docs" / "oss-buckets.md"
+    listing = tmp_path / "modules.json"
+    code = ("import atexit, json, sys\n"
+            f"atexit.register(lambda: open({str(listing)!r}, 'w').write(json.dumps(sorted(sys.modules))))\n"
+            "from docverify.cli import main\n"
+            f"main(['check', {str(doc) + '#oss-create-bucket'!r}, '--no-store', '-qq'])\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    modules = set(json.loads(listing.read_text()))
+    assert {"docverify_literal.policy", "docverify_playwright.executor", "docverify_sandbox.console",
+            "docverify_actiontrail.checker", "docverify_reports.console"} <= modules
+    unused = {"docverify_models.policies", "docverify_models.judges", "docverify_resourcecoder.provisioner",
+              "docverify_terraform.provisioner", "docverify_reports.html", "docverify_sandbox.cli",
+              "docverify_terraform.cli", "docverify_resourcecoder.cli"}
+    assert not unused & modules, sorted(unused & modules)
