@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from docverify.actions import Observation
 from docverify.console import ConsoleEndpoint
-from docverify.cost import CostMeter
+from docverify.cost import Metered
 from docverify.registry import Plugin
 from docverify.task import Task
 from docverify.trajectory import CheckResult, Turn
@@ -32,10 +32,8 @@ class Evidence:
     final: Observation | None = None  #: the page when the episode ended
 
 
-class Checker(Plugin):
+class Checker(Metered, Plugin):
     """Base class of checker plugins. :attr:`meter` prices model calls (judges)."""
-
-    meter: CostMeter = CostMeter()
 
     def prepare(self) -> None:
         """Check and load what checking needs, once per run; raise a DocverifyError when unusable."""

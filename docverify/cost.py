@@ -187,3 +187,21 @@ class CostMeter:
             if self.budget is not None and currency == self.budget.currency and cost is not None:
                 with self._lock:
                     self.spent += cost
+
+
+class Metered:
+    """A plugin that may spend (model calls): :attr:`meter` is its run's
+    :class:`CostMeter`, set by the run before first use; until then (a plugin used on
+    its own, in a test) a meter of its own, never one shared with other instances."""
+
+    _meter: CostMeter | None = None
+
+    @property
+    def meter(self) -> CostMeter:
+        if self._meter is None:
+            self._meter = CostMeter()
+        return self._meter
+
+    @meter.setter
+    def meter(self, meter: CostMeter) -> None:
+        self._meter = meter

@@ -297,9 +297,25 @@ PRODUCTS: dict[str, str] = {
     "actiontrail": r"actiontrail|操作审计",
 }
 
+#: Product words in titles, headings, menu paths and file names, for a procedure whose
+#: product names none of PRODUCTS (docverify.meta.product_of), in the order they are
+#: tried: narrower than the product names where a word is common in titles ("elastic
+#: ip", "dds"), wider where a title names the product by its object ("bucket").
+PRODUCT_WORDS: tuple[tuple[str, str], ...] = tuple((key, {
+    "ecs": r"ecs|云服务器",
+    "oss": r"oss|bucket|存储空间",
+    "ram": r"ram",
+    "vpc": r"vpc|专有网络",
+    "eip": r"eip",
+    "slb": r"slb|clb|server load balancer|传统型负载均衡",
+    "mongodb": r"mongodb",
+}.get(key, PRODUCTS[key])) for key in ("alb", "slb", "mongodb", "rds", "ecs", "oss", "ram", "kms", "actiontrail", "vpc", "nat", "eip"))
+
 #: A procedure that names another cloud gets no built-in criteria.
 _FOREIGN = re.compile(r"(?<![a-z])(?:aws|amazon|azure|microsoft|google cloud|gcp|ec2|s3|iam|cloudtrail)(?![a-z0-9])", re.IGNORECASE)
-_TITLE_PREFIX = re.compile(
+#: "Step 2: ", "Method 1: ", "(Optional) ", "步骤一：": what a title starts with that is not its goal
+#: (docverify.meta reads titles with it too).
+TITLE_PREFIX = re.compile(
     r"^\s*(?:(?:step|method|option)\s*\w+\s*[:：.]\s*|步骤\s*[\w一二三四五六七八九十]+\s*[:：]\s*"
     r"|方法\s*[\w一二三四五六七八九十]+\s*[:：]\s*|\(optional\)\s*|（可选）\s*)+",
     re.IGNORECASE,
@@ -386,7 +402,7 @@ def _first_match(text: str, product: str | None, exclude: list[Rule]) -> tuple[R
 
 
 def _title(title: str) -> str:
-    return _TITLE_PREFIX.sub("", title)
+    return TITLE_PREFIX.sub("", title)
 
 
 def _is_foreign(procedure: Procedure) -> bool:

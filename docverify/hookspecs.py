@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
+    from docverify.plan import Planner, PlanRequest
     from docverify.registry import Register
 
 PROJECT = "docverify"
@@ -77,3 +78,15 @@ def register_reporters(register: "Register") -> None:
 def register_commands(register: "Register") -> None:
     """Register extra CLI commands (click commands or groups), e.g. ``train`` or
     ``sandbox``. A command's name must not clash with a built-in command."""
+
+
+@hookspec
+def plan_provisioning(request: "PlanRequest") -> "Planner | None":
+    """Add to ``docverify plan``: called once per run, after the procedures are
+    selected and before any is analysed; return a :class:`~docverify.plan.Planner`,
+    whose ``plan(procedure, meta)`` is then called for each procedure with its
+    Resource META and returns a :class:`~docverify.plan.PlanSection`, or None
+    when the plugin adds nothing. Nothing may be created. Raise a
+    :class:`~docverify.errors.DocverifyError` for a bad request (an unknown
+    ``--provider``): the run stops with that one error. Import heavy modules
+    inside the planner, not in the plugin's top module."""

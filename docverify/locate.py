@@ -15,6 +15,9 @@ tier matched, because that is the difference between PASS and DRIFT:
    word); the caller follows it and records a finding.
 
 No match returns the nearest names, for an "element not found" finding.
+
+A shared public helper of the core (:mod:`docverify.actions` reads snapshots with it)
+and of the policies that follow labels (``literal`` and those built on it).
 """
 
 from __future__ import annotations

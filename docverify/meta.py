@@ -35,10 +35,13 @@ import difflib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, NoReturn
 
+from pydantic import ValidationError
+
+from docverify.criteria import PRODUCT_WORDS, TITLE_PREFIX, _is_foreign, match_text, product_key
 from docverify.errors import UsageError
-from docverify.spec.annotations import REQUIRE_KEYS
+from docverify.spec.annotation_model import RequiredResource, describe
 from docverify.spec.model import Intent, Procedure, Step
 
 # --- the vocabulary ----------------------------------------------------------------------------
@@ -314,40 +317,28 @@ def annotated_requirements(procedure: Procedure, product: str | None = None) -> 
     for index, item in enumerate(annotation.requires):
         where = f"requires[{index}]"
 
-        def fail(message: str, needle: str | None = None) -> None:
+        def fail(message: str, needle: str | None = None) -> NoReturn:
             line = _annotation_line(procedure, needle)
             raise MetaError(procedure.path, line, f"{where} of {procedure.id}: {message}")
 
-        if not isinstance(item, dict):
-            fail("must be a mapping such as '- type: ecs_instance'")
-        unknown = [key for key in item if key not in REQUIRE_KEYS]
-        if unknown:
-            fail(f"unknown key '{unknown[0]}'; valid keys: {', '.join(REQUIRE_KEYS)}", f"{unknown[0]}")
-        raw_type = item.get("type")
-        if raw_type is None or isinstance(raw_type, (dict, list)) or str(raw_type).strip() == "":
-            fail("needs 'type:', one of: " + ", ".join(META_TYPES))
-        meta_type = normalize_type(str(raw_type), product)
+        try:  # the parser validated it; an Annotation made in code is validated here
+            entry = RequiredResource.model_validate(item)
+        except ValidationError as error:
+            detail = error.errors()[0]
+            fail(describe({**detail, "loc": ("requires", index, *detail["loc"])}),
+                 str(detail["loc"][0]) if detail["loc"] else None)
+        meta_type = normalize_type(entry.type, product)
         if meta_type is None:
-            close = difflib.get_close_matches(str(raw_type).lower(), list(META_TYPES), n=1, cutoff=0.6)
+            close = difflib.get_close_matches(entry.type.lower(), list(META_TYPES), n=1, cutoff=0.6)
             hint = f"did you mean '{close[0]}'? " if close else ""
             context = ""
-            if _norm(str(raw_type)).rstrip("s") in _PRODUCT_ALIASES:
+            if _norm(entry.type).rstrip("s") in _PRODUCT_ALIASES:
                 context = " (it needs the procedure's product: set 'product:' or write the full type)"
-            fail(f"unknown Resource META type '{raw_type}'{context}; {hint}valid types: {', '.join(META_TYPES)}",
-                 str(raw_type))
-        count = item.get("count", 1)
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            fail(f"'count' must be a whole number >= 0, not {count!r}", "count")
-        attributes = item.get("attributes") or {}
-        if not isinstance(attributes, dict):
-            fail("'attributes' must be a mapping such as '{status: Running}'", "attributes")
-        name = item.get("name")
-        if name is not None and (isinstance(name, (dict, list)) or str(name).strip() == ""):
-            fail("'name' must be a non-empty string (use <suffix> for the run suffix)", "name")
+            fail(f"unknown Resource META type '{entry.type}'{context}; {hint}valid types: {', '.join(META_TYPES)}",
+                 entry.type)
         out.append(Requirement(
-            type=meta_type, count=count, attributes={str(k): v for k, v in attributes.items()},
-            name=None if name is None else str(name), source="annotation",
-            evidence=[Evidence(annotation.line, "annotation", f"requires: type {raw_type}")],
+            type=meta_type, count=entry.count, attributes=dict(entry.attributes), name=entry.name,
+            source="annotation", evidence=[Evidence(annotation.line, "annotation", f"requires: type {entry.type}")],
         ))
     return out
 
@@ -548,11 +539,6 @@ _QUALIFIERS = re.compile(
     r"dual-stack|pay-as-you-go|subscription|alb|slb|clb|oss|standard|basic)\s+)*",
     re.IGNORECASE,
 )
-_TITLE_PREFIX = re.compile(
-    r"^\s*(?:(?:step|method|option)\s*\w+\s*[:：.]\s*|步骤\s*[\w一二三四五六七八九十]+\s*[:：]\s*"
-    r"|方法\s*[\w一二三四五六七八九十]+\s*[:：]\s*|\(optional\)\s*|（可选）\s*)+",
-    re.IGNORECASE,
-)
 _STEP_TITLE = re.compile(r"^\s*(?:(?:\(optional\)|（可选）)\s*)?(?:step\s*\d+|步骤\s*[\w一二三四五六七八九十]+)", re.IGNORECASE)
 _STEP_CREATES = re.compile(
     r"^\s*(?:create|add|purchase|buy|apply\s+for|launch|upload)\s+(?:and\s+\w+\s+)?(?:a\s+|an\s+|the\s+|new\s+)*"
@@ -665,23 +651,6 @@ _event("Rds", "ModifyDBInstanceDescription", needs=("rds_instance",))
 _event("Dds", "ModifyDBInstanceDescription", needs=("mongodb_instance",))
 _event("Kms", "UpdateKeyDescription", needs=("kms_key",))
 
-#: Product words in titles, headings, menu paths and file names (after criteria.PRODUCTS).
-_PRODUCT_WORDS: tuple[tuple[str, str], ...] = (
-    ("alb", r"alb|application load balancer|应用型负载均衡"),
-    ("slb", r"slb|clb|server load balancer|传统型负载均衡"),
-    ("mongodb", r"mongodb"),
-    ("rds", r"rds"),
-    ("ecs", r"ecs|云服务器"),
-    ("oss", r"oss|bucket|存储空间"),
-    ("ram", r"ram"),
-    ("kms", r"kms|key management|密钥管理"),
-    ("actiontrail", r"actiontrail|操作审计"),
-    ("vpc", r"vpc|专有网络"),
-    ("nat", r"nat"),
-    ("eip", r"eip"),
-)
-
-
 # --- inference -----------------------------------------------------------------------------------
 
 
@@ -712,8 +681,6 @@ def product_of(procedure: Procedure) -> str | None:
     """The procedure's product as a key (``ecs``, ``rds``, ``alb`` ...): the built-in
     criteria's reading (annotation, front matter, the console it opens), else the
     title, headings, menu paths and file name."""
-    from docverify.criteria import product_key
-
     key = product_key(procedure)
     if key is not None:
         return key
@@ -724,7 +691,7 @@ def product_of(procedure: Procedure) -> str | None:
     texts += [part.replace("_", " ") for part in reversed(path.parent.parts[-3:])]  # docs/ecs/zh/...
     for text in texts:
         lowered = text.lower()
-        for product, pattern in _PRODUCT_WORDS:
+        for product, pattern in PRODUCT_WORDS:
             if re.search(rf"(?:(?<![a-z])|(?![a-z]))(?:{pattern})(?![a-z])", lowered):
                 return product
     return None
@@ -742,18 +709,17 @@ def _events(procedure: Procedure, product: str | None, collector: _Collector) ->
     names); a wizard step titled "Step 2: ..." without an event of its own takes
     the enclosing heading's ("Create an instance by using the wizard"), as a weak
     output that what the steps act on overrides."""
-    from docverify.criteria import match_text
     from docverify.task import expected_events
 
     events = [(e.service or "", e.event, "annotation expect" if e.source == "annotation" else "title", False)
               for e in expected_events(procedure)]
-    title = _TITLE_PREFIX.sub("", procedure.title)
+    title = TITLE_PREFIX.sub("", procedure.title)
     if not events:
         events = [(r.service or "", r.event, "title", False) for r in match_text(title, product)]
     if not events and _STEP_TITLE.match(procedure.title) and not _STEP_CREATES.match(title):
         headings = procedure.headings[:-1] if procedure.headings[-1:] == [procedure.title] else procedure.headings
         for heading in reversed(headings):
-            rules = match_text(_TITLE_PREFIX.sub("", heading), product)
+            rules = match_text(TITLE_PREFIX.sub("", heading), product)
             if rules:
                 events = [(r.service or "", r.event, f"heading '{_snippet(heading, 60)}'", True) for r in rules]
                 break
@@ -770,7 +736,7 @@ def _events(procedure: Procedure, product: str | None, collector: _Collector) ->
 
 def _title_creates(procedure: Procedure, product: str | None, collector: _Collector) -> None:
     """'Create and upload a default homepage object' -> creates oss_object."""
-    title = _TITLE_PREFIX.sub("", procedure.title)
+    title = TITLE_PREFIX.sub("", procedure.title)
     match = _STEP_CREATES.match(title)
     if not match:
         return
@@ -910,8 +876,6 @@ def _address_space(procedure: Procedure, collector: _Collector) -> None:
 def analyze(procedure: Procedure, *, suffix: str | None = None) -> MetaPlan:
     """The procedure's Resource META (closed over dependencies, in dependency order)
     and what it creates. With ``suffix`` every named requirement gets its name."""
-    from docverify.criteria import _is_foreign  # the built-in criteria's test: the doc names another cloud
-
     product = product_of(procedure)
     annotated = annotated_requirements(procedure, product)
     collector = _Collector()

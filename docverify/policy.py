@@ -9,7 +9,9 @@ A policy plays one *episode* per procedure: :meth:`Policy.start` returns an
 from __future__ import annotations
 
 from docverify.actions import Action, Observation
-from docverify.cost import CostMeter, Usage
+from typing import ClassVar
+
+from docverify.cost import Metered, Usage
 from docverify.registry import Plugin
 from docverify.task import Task
 
@@ -37,7 +39,7 @@ class Episode:
         return False
 
 
-class Policy(Plugin):
+class Policy(Metered, Plugin):
     """Base class of policy plugins.
 
     :attr:`meter` is the run's :class:`~docverify.cost.CostMeter` (prices, budget);
@@ -45,7 +47,9 @@ class Policy(Plugin):
     first episode, where a policy loads its model or checks its endpoint, so a
     misconfiguration is one clear error instead of one per procedure."""
 
-    meter: CostMeter = CostMeter()
+    #: chosen when its ``[policy.<name>]`` table is configured and no policy is named
+    #: (``policy.use``): configuring the policy is choosing it (the hybrid policy's model)
+    chosen_when_configured: ClassVar[bool] = False
 
     @property
     def sees_screenshots(self) -> bool:

@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from docverify.cost import CostMeter, Usage
+from docverify.cost import Metered, Usage
 from docverify.registry import Plugin
 
 
@@ -24,10 +24,8 @@ class Provisioned:
     usage: Usage = field(default_factory=Usage)  #: model calls spent preparing it (ResourceCoder), for the bill
 
 
-class Provisioner(Plugin):
+class Provisioner(Metered, Plugin):
     """Base class of provisioner plugins. :attr:`meter` prices model calls (ResourceCoder)."""
-
-    meter: CostMeter = CostMeter()
 
     def provision(self, task: Any, endpoint: Any) -> AbstractContextManager[Provisioned]:
         """Create ``task``'s Resource META in the account ``endpoint`` signs in to.

@@ -7,6 +7,10 @@ process, so a secret that slipped into a page, an error message or a model's
 output is still never written. Registration is process-wide and cheap; values
 shorter than :data:`MIN_LENGTH` are ignored (masking "a" everywhere would ruin
 every report and protect nothing).
+
+A plugin that holds secrets of its own and writes them into no shared output (an
+AccessKey in a Terraform log, in an audit log's error) masks them where it writes
+with :func:`scrub_values`, without registering them.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from collections.abc import Iterable
 from typing import Any
 
 MASK = "••••••"
+#: the mask of the plain-text logs and one-line errors a plugin writes (:func:`scrub_values`)
+ASCII_MASK = "***"
 MIN_LENGTH = 6
 
 _lock = threading.Lock()
@@ -45,10 +51,15 @@ def forget(*values: str | None) -> None:
 
 
 def _compile() -> re.Pattern[str] | None:
-    """One pattern for every secret, longest first (a secret containing another is masked whole)."""
-    if not _values:
+    return _pattern_of(_values)
+
+
+def _pattern_of(values: Iterable[str | None]) -> re.Pattern[str] | None:
+    """One pattern for every value, longest first (a secret containing another is masked whole)."""
+    ordered = sorted({v for v in values if v}, key=len, reverse=True)
+    if not ordered:
         return None
-    return re.compile("|".join(re.escape(v) for v in sorted(_values, key=len, reverse=True)))
+    return re.compile("|".join(re.escape(v) for v in ordered))
 
 
 def known() -> frozenset[str]:
@@ -62,6 +73,19 @@ def scrub(text: str) -> str:
     if pattern is None or not text:
         return text
     return pattern.sub(MASK, text)
+
+
+def scrub_values(text: str, values: Iterable[str | None], mask: str = MASK) -> str:
+    """``text`` with each of ``values`` replaced by ``mask``: for secrets a plugin holds
+    itself (its AccessKey), masked where it writes them.
+
+    Unlike :func:`scrub`, nothing is registered and no value is too short: every one
+    given is masked (None and empty ones are skipped), the longest first.
+    """
+    pattern = _pattern_of(values)
+    if pattern is None or not text:
+        return text
+    return pattern.sub(mask, text)
 
 
 def scrub_all(texts: Iterable[str]) -> list[str]:

@@ -13,6 +13,7 @@ import secrets
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from docverify.spec.annotation_model import ExpectedAuditEvent
 from docverify.spec.model import Procedure
 
 #: ``<name>``: a placeholder, named in English or in Chinese (``<登录名称>``)
@@ -101,22 +102,18 @@ def expected_events(procedure: Procedure) -> list[ExpectedEvent]:
     from docverify.criteria import builtin_criteria
 
     annotation = procedure.annotation
-    if annotation is not None and annotation.expect:
+    if annotation is not None and annotation.expect:  # validated by the parser (spec/annotations.py)
+        items = [ExpectedAuditEvent.model_validate(item) for item in annotation.expect]
         return [
             ExpectedEvent(
-                event=str(item.get("event") or item.get("eventName") or ""),
-                service=_text(item.get("service") or item.get("serviceName")),
-                resource=_text(item.get("resource") or item.get("resourceName")),
-                params={str(k): str(v) for k, v in (item.get("params") or {}).items()},
+                event=item.event_name,
+                service=item.service_name,
+                resource=item.resource_name,
+                params={key: str(value) for key, value in item.params.items()},
             )
-            for item in annotation.expect
-            if item.get("event") or item.get("eventName")
+            for item in items
         ]
     return builtin_criteria(procedure)
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 def make_task(procedure: Procedure, *, suffix: str | None = None, default_region: str | None = None) -> Task:

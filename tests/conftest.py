@@ -16,9 +16,9 @@ def corpus() -> Path:
 
 @pytest.fixture(scope="session")
 def chromium():
-    """The Chromium the browser tests drive (docverify.browser.find_browser); skips,
+    """The Chromium the browser tests drive (docverify_playwright.browser.find_browser); skips,
     saying why, where there is none or Playwright is not installed."""
-    from docverify.browser import find_browser
+    from docverify_playwright.browser import find_browser
     from docverify.errors import EnvironmentProblem
 
     try:

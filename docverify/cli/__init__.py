@@ -29,6 +29,7 @@ BUILTIN_COMMANDS = {
     "plan": "docverify.cli.plan:plan",
     "accounts": "docverify.cli.accounts:accounts",
     "init": "docverify.cli.init:init",
+    "schema": "docverify.cli.schema:schema",
 }
 
 

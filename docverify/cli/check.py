@@ -11,8 +11,32 @@ import click
 from docverify.cli import CONTEXT_SETTINGS, completion, get_app
 from docverify.errors import ExitCode, NoProceduresError, UsageError
 from docverify.spec.model import Procedure, Severity
-from docverify.spec.sequence import lead_in, with_lead_in
 from docverify.verdict import FAIL_ON
+
+
+def _executor_options(config, plugins, wanted: dict[str, tuple[object, str | None]]):
+    """``executor.<name>.<option>`` overrides (and the CLI flag naming each) for the
+    executor in use: ``wanted`` maps an option to its value and flag (None: a default
+    this command picks, left out when the executor has no such option or the
+    configuration already sets it). A flag the executor has no option for is a
+    usage error."""
+    name = config.settings.executor.use[0]
+    fields = plugins.get("executors", name).Options.model_fields
+    overrides: dict[str, object] = {}
+    names: dict[str, str] = {}
+    for option, (value, flag) in wanted.items():
+        key = f"executor.{name}.{option}"
+        if option not in fields:
+            if flag is None:
+                continue
+            raise UsageError(f"{flag}: the executor {name!r} has no option {option!r}",
+                             hint=f"its options: {', '.join(fields) or 'none'}; choose another with "
+                                  "-O executor.use=NAME")
+        if flag is None and key in config.origins:
+            continue
+        overrides[key] = value
+        names[key] = flag or key
+    return overrides, names
 
 
 def _csv(values: tuple[str, ...]) -> list[str]:
@@ -123,22 +147,26 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
         raise UsageError(f"--fail-on {fail_on}: unknown {', '.join(unknown)}; choose from {', '.join(FAIL_ON)}")
     overrides: dict[str, object] = {"jobs": jobs, "policy.use": policy, "console.use": console_name, "budget": budget,
                                     "provisioner.use": provisioner,
-                                    "executor.playwright.headed": headed,
-                                    "executor.playwright.slow_mo_ms": slow_mo,
-                                    "executor.playwright.browser_path": browser_path,
                                     "reporter.console.verbosity": (verbose - quiet) or None}
     names = {"jobs": "--jobs", "policy.use": "--policy", "console.use": "--console", "budget": "--budget",
-             "provisioner.use": "--provisioner",
-             "executor.playwright.headed": "--headed", "executor.playwright.slow_mo_ms": "--slow-mo",
-             "executor.playwright.browser_path": "--browser-path", "reporter.console.verbosity": "-q/-v"}
-    for key, value in _options(settings).items():
-        overrides[key] = value
-        names[key] = f"--set {key}"
+             "provisioner.use": "--provisioner", "reporter.console.verbosity": "-q/-v"}
+    assigned = _options(settings)
+    names.update({key: f"--set {key}" for key in assigned})
     app = get_app(ctx)
-    config = app.checked_config(overrides, names)
+    config = app.checked_config({**overrides, **assigned}, names)
+    # the browser options go to the table of the executor in use: [executor.<name>]
+    wanted = {option: (value, flag) for option, value, flag in (("headed", headed, "--headed"),
+                                                               ("slow_mo_ms", slow_mo, "--slow-mo"),
+                                                               ("browser_path", browser_path, "--browser-path"))
+              if value is not None}
     report_names = _csv(reports)
-    if "html" in {*config.settings.reporter.use, *report_names} and "executor.playwright.trace" not in config.origins:
-        config = app.checked_config({**overrides, "executor.playwright.trace": "on-failure"}, names)
+    if "html" in {*config.settings.reporter.use, *report_names}:
+        wanted["trace"] = ("on-failure", None)  # the html report shows the trace of what did not pass
+    if wanted:
+        executor_overrides, executor_names = _executor_options(config, app.plugins, wanted)
+        if executor_overrides:
+            names.update(executor_names)
+            config = app.checked_config({**overrides, **executor_overrides, **assigned}, names)
 
     # the browser launches while the docs are parsed and the console starts
     with contextlib.nullcontext() if dry_run else EarlyStart(config, app.plugins) as early:
@@ -190,9 +218,10 @@ def select_tasks(paths: tuple[str, ...], config, keyword: str | None, changed_si
     reading them (skipped procedures are said on stderr); ``(None, problems)`` when
     ``--changed-since`` left nothing to check. Raises UsageError for a missing PATH
     or an error in the docs, NoProceduresError when nothing is left to run."""
+    from docverify.run.select import collect, runnable
     from docverify.task import make_task
 
-    procedures, problems = collect(paths, config, keyword, changed_since)
+    procedures, problems = collect(paths, config.settings.parse, keyword, changed_since)
     sys.stdout.flush()
     unreadable = [p for p in problems if p.severity is Severity.ERROR and p.line == 0]  # a PATH missing, unreadable
     if unreadable:
@@ -208,37 +237,15 @@ def select_tasks(paths: tuple[str, ...], config, keyword: str | None, changed_si
             hint="fix them (an annotation that cannot be read would lose a procedure's `skip:`, `requires:` or `expect:`)",
         )
     console_cloud = plugins.get("consoles", config.settings.console.use[0]).cloud
-    runnable, skipped = [], []
-    parts = _Parts(procedures)
-    for procedure in procedures:
-        annotation = procedure.annotation
-        chain = parts.before(procedure)
-        skipping = next((part for part in chain if part.annotation is not None and part.annotation.skip), None)
-        if annotation is not None and annotation.skip:
-            reason = annotation.skip if isinstance(annotation.skip, str) else "skip: true"
-            skipped.append((procedure, f"skipped by its annotation: {reason}"))
-        elif skipping is not None:
-            skipped.append((procedure, f"skipped: it goes on from '{skipping.title}' (line {skipping.line}), "
-                                       "which its annotation skips"))
-        elif not procedure.all_steps():
-            skipped.append((procedure, "has no steps: nothing to check"))
-        elif procedure.cloud and console_cloud and procedure.cloud != console_cloud:
-            skipped.append((procedure, f"not applicable: written for the {CLOUD_NAMES.get(procedure.cloud, procedure.cloud)} "
-                                       f"console; this run checks {CLOUD_NAMES.get(console_cloud, console_cloud)}'s"))
-        else:
-            runnable.append(with_lead_in(procedure, chain))
-    for procedure, why in skipped:
-        click.echo(f"{procedure.path}:{procedure.line}: {procedure.id} {why}", err=True)
-    if not runnable:
+    ready, skipped = runnable(procedures, cloud=console_cloud)
+    for skip in skipped:
+        click.echo(f"{skip.procedure.path}:{skip.procedure.line}: {skip.procedure.id} {skip.reason}", err=True)
+    if not ready:
         raise NoProceduresError(
             f"no procedures to check in {', '.join(paths)}" + (" (all skipped)" if skipped else ""),
             hint="a procedure is an ordered list of steps; see `docverify parse PATH --steps`",
         )
-    return [make_task(procedure) for procedure in runnable], problems
-
-
-#: How reports name the clouds a doc can be written for.
-CLOUD_NAMES = {"alibaba": "Alibaba Cloud", "aws": "AWS", "azure": "Azure", "gcp": "Google Cloud"}
+    return [make_task(procedure) for procedure in ready], problems
 
 
 def input_errors(procedures: list[Procedure], problems: list) -> list:
@@ -259,23 +266,6 @@ def _finish_reports(reporters, summary, output: Path | None) -> None:
             click.echo(f"wrote {written}", err=True)
 
 
-def collect(paths: tuple[str, ...], config, keyword: str | None, changed_since: str | None):
-    """The procedures the arguments select, and the input problems found on the way."""
-    from docverify.run.select import KeywordExpression, changed_files, parse_selectors, select
-    from docverify.spec.parser import discover, parse_files
-
-    settings = config.settings.parse
-    plain, fragments = parse_selectors(paths)
-    expression = KeywordExpression.compile(keyword) if keyword else None  # a syntax error before any work
-    files, problems = discover(plain, include=settings.include, exclude=settings.exclude)
-    changed = changed_files(changed_since, Path.cwd()) if changed_since else None
-    procedures: list[Procedure] = []
-    for document in parse_files(files, max_bytes=settings.max_file_bytes, jobs=settings.jobs):
-        problems.extend(document.diagnostics)
-        procedures.extend(document.procedures)
-    return select(procedures, fragments=fragments or None, keyword=expression, changed=changed), problems
-
-
 def nothing_changed(changed_since: str | None, procedures: list[Procedure]) -> bool:
     """With ``--changed-since``, a change that touches no procedure (prose, images,
     other files) is nothing to check, not a failure: say so and succeed."""
@@ -283,28 +273,6 @@ def nothing_changed(changed_since: str | None, procedures: list[Procedure]) -> b
         click.echo(f"no procedures changed since {changed_since}: nothing to check", err=True)
         return True
     return False
-
-
-class _Parts:
-    """The parts of a doc a procedure goes on from (``Procedure.continues``), found
-    among the selected procedures, else by reading the procedure's file again (a
-    procedure selected alone by ``FILE#ID`` still gets the parts before it)."""
-
-    def __init__(self, procedures: list[Procedure]) -> None:
-        self.known: dict[tuple[str, str], Procedure] = {(p.path, p.id): p for p in procedures}
-        self.read: set[str] = set()
-
-    def find(self, path: str, procedure_id: str) -> Procedure | None:
-        if (path, procedure_id) not in self.known and path not in self.read:
-            from docverify.spec.parser import parse_file
-
-            self.read.add(path)
-            for other in parse_file(path).procedures:
-                self.known.setdefault((path, other.id), other)
-        return self.known.get((path, procedure_id))
-
-    def before(self, procedure: Procedure) -> list[Procedure]:
-        return lead_in(procedure, lambda procedure_id: self.find(procedure.path, procedure_id))
 
 
 def _print_plan(tasks) -> None:

@@ -1,16 +1,26 @@
-"""``docverify plan``: each procedure's Resource META and the Terraform that would make it exist."""
+"""``docverify plan``: each procedure's Resource META and the Terraform that would make it exist.
+
+The META is the core's (:mod:`docverify.meta`); how it would be made to exist comes from
+the plugins that answer the ``plan_provisioning`` hook (:mod:`docverify.plan`): the
+``terraform`` plugin's stack for each procedure.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from docverify.cli import CONTEXT_SETTINGS, completion, get_app
 from docverify.errors import ExitCode, NoProceduresError
 from docverify.spec.model import Diagnostic, Procedure, Severity
+
+if TYPE_CHECKING:
+    from docverify.meta import MetaPlan
+    from docverify.plan import PlanSection
 
 #: The suffix shown unless --suffix is given: a run draws a fresh random one.
 PREVIEW_SUFFIX = "xxxxxx"
@@ -24,7 +34,8 @@ PREVIEW_SUFFIX = "xxxxxx"
               help="Only documents changed since GIT_REF. Env: DOCVERIFY_CHANGED_SINCE.")
 @click.option("--provider", envvar="DOCVERIFY_PROVIDER",
               help="Terraform templates to render: sandbox (the embedded console) or alicloud (real Alibaba Cloud); "
-                   "default: alicloud when the configured console is aliyun, else sandbox. Env: DOCVERIFY_PROVIDER.")
+                   "default: the configured console's own templates when it has some (the sandbox's), else alicloud. "
+                   "Env: DOCVERIFY_PROVIDER.")
 @click.option("--templates", "templates", type=click.Path(file_okay=False, path_type=Path), envvar="DOCVERIFY_TEMPLATES",
               help="A folder of <provider>/*.tf.j2 templates searched before the built-in ones. Env: DOCVERIFY_TEMPLATES.")
 @click.option("--region", help="Region for the stack (default: the procedure's, else cn-hangzhou).")
@@ -55,46 +66,41 @@ def plan(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, change
       docverify plan docs -k instance --json | jq '.procedures[].requirements'
       docverify plan docs --templates my_templates/ --provider alicloud --no-terraform
     """
-    from docverify.cli.check import collect, nothing_changed
+    from docverify.cli.check import nothing_changed
     from docverify.meta import MetaError, analyze
-    from docverify.stack import TemplateSet, render_stack
+    from docverify.plan import PlanRequest
+    from docverify.run.select import collect, runnable
 
-    config = get_app(ctx).config({}, {})
-    if provider is None:
-        provider = "alicloud" if "aliyun" in config.settings.console.use else "sandbox"
-    procedures, problems = collect(paths, config, keyword, changed_since)
+    app = get_app(ctx)
+    config = app.config({}, {})
+    procedures, problems = collect(paths, config.settings.parse, keyword, changed_since)
     if nothing_changed(changed_since, procedures):
         return ExitCode.OK
-    runnable: list[Procedure] = []
-    for procedure in procedures:
-        annotation = procedure.annotation
-        if annotation is not None and annotation.skip:
-            reason = annotation.skip if isinstance(annotation.skip, str) else "skip: true"
-            problems.append(Diagnostic(procedure.path, procedure.line, Severity.WARNING,
-                                       f"{procedure.id} skipped by its annotation: {reason}"))
-        elif procedure.all_steps():
-            runnable.append(procedure)
-    if not runnable:
+    ready, skipped = runnable(procedures, parts=False)
+    problems.extend(Diagnostic(skip.procedure.path, skip.procedure.line, Severity.WARNING,
+                               f"{skip.procedure.id} {skip.reason}") for skip in skipped if skip.by_annotation)
+    if not ready:
         _flush_problems(problems)
         raise NoProceduresError(f"no procedures to plan in {', '.join(paths)}",
                                 hint="a procedure is an ordered list of steps; see `docverify parse PATH --steps`")
-    TemplateSet.load(provider, templates)  # an unknown provider or a broken types.yaml: one clear error first
+    request = PlanRequest(config, provider=provider, templates=templates, region=region, suffix=suffix)
+    planners = [planner for planner in app.plugins.manager.hook.plan_provisioning(request=request)
+                if planner is not None]
+    facts = {key: value for planner in planners for key, value in planner.facts.items()}
     entries = []
-    for procedure in runnable:
+    for procedure in ready:
         try:
             meta = analyze(procedure, suffix=suffix)
         except MetaError as error:
             problems.append(Diagnostic(error.path, error.line, Severity.ERROR, error.detail))
             continue
-        stack = render_stack(meta.requirements, provider, suffix=suffix, region=region or procedure.region,
-                             templates=templates, allow_uncovered=True)
-        entries.append((procedure, meta, stack))
+        entries.append((procedure, meta, [planner.plan(procedure, meta) for planner in planners]))
 
     if as_json:
         payload = {
-            "provider": provider,
+            **facts,
             "suffix": suffix,
-            "procedures": [_entry_json(procedure, meta, stack) for procedure, meta, stack in entries],
+            "procedures": [_entry_json(procedure, meta, sections) for procedure, meta, sections in entries],
             "diagnostics": [p.to_dict() for p in problems],
         }
         click.echo(json.dumps(payload, ensure_ascii=False, indent=2))
@@ -103,8 +109,9 @@ def plan(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, change
     _flush_problems(problems)
     if not as_json:
         needing = sum(1 for _, meta, _ in entries if meta.requirements)
+        said = "".join(f"{key} {value}, " for key, value in facts.items())
         click.echo(f"{len(entries)} procedure(s) planned, {needing} need resources "
-                   f"(provider {provider}, suffix {suffix}; nothing was created)", err=True)
+                   f"({said}suffix {suffix}; nothing was created)", err=True)
     if any(p.severity is Severity.ERROR for p in problems):
         return ExitCode.USAGE
     return ExitCode.OK
@@ -116,7 +123,7 @@ def _flush_problems(problems: list[Diagnostic]) -> None:
         click.echo(str(problem), err=True)
 
 
-def _entry_json(procedure: Procedure, meta, stack) -> dict:
+def _entry_json(procedure: Procedure, meta: MetaPlan, sections: list[PlanSection]) -> dict:
     return {
         "id": procedure.id,
         "title": procedure.title,
@@ -125,17 +132,17 @@ def _entry_json(procedure: Procedure, meta, stack) -> dict:
         "product": meta.product,
         "creates": [{"type": t, "evidence": [e.to_dict() for e in ev]} for t, ev in meta.creates.items()],
         "requirements": [r.to_dict() for r in meta.requirements],
-        "terraform": stack.to_dict(),
+        **{section.name: section.data for section in sections},
     }
 
 
-def _print_plan(entries, show_terraform: bool) -> None:
+def _print_plan(entries: list[tuple[Procedure, MetaPlan, list[PlanSection]]], show_files: bool) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     console = Console()
-    for procedure, meta, stack in entries:
+    for procedure, meta, sections in entries:
         console.print(Text(f"{procedure.id}  {procedure.title}  ({procedure.path}:{procedure.line}-{procedure.end_line})",
                            style="bold"), soft_wrap=True)
         if meta.creates:
@@ -145,22 +152,18 @@ def _print_plan(entries, show_terraform: bool) -> None:
             console.print(Text("  needs nothing to exist beforehand"), soft_wrap=True)
             console.print()
             continue
-        addresses: dict[str, list[str]] = {}
-        for resource in stack.resources:
-            addresses.setdefault(resource.meta_type, []).append(resource.tf_address)
-        uncovered = {r.type for r in stack.uncovered}
         table = Table(show_edge=False, pad_edge=False)
         table.add_column("META type", no_wrap=True)
         table.add_column("n", justify="right", no_wrap=True)
         table.add_column("name", overflow="fold")
         table.add_column("depends on", overflow="fold")
-        table.add_column("terraform", overflow="fold")
+        for section in sections:
+            table.add_column(section.name, overflow="fold")
         why = []
         for requirement in meta.requirements:
-            where = ("no template: ResourceCoder" if requirement.type in uncovered
-                     else ", ".join(addresses.get(requirement.type, [])))
             table.add_row(Text(requirement.type), str(requirement.count), Text(requirement.name or "—"),
-                          Text(", ".join(requirement.dependencies) or "—"), Text(where))
+                          Text(", ".join(requirement.dependencies) or "—"),
+                          *(Text(section.cells.get(requirement.type, "")) for section in sections))
             evidence = requirement.evidence[0] if requirement.evidence else None
             shown = ""
             if evidence is not None:
@@ -170,10 +173,11 @@ def _print_plan(entries, show_terraform: bool) -> None:
         console.print(table)
         for line in why:
             console.print(Text(line), soft_wrap=True)
-        if show_terraform and stack.resources:
-            for name, text in stack.files.items():
-                console.print(Text(f"  # {name}", style="dim"), soft_wrap=True)
-                console.print(Text(text.rstrip()), soft_wrap=True)
+        if show_files:
+            for section in sections:
+                for name, text in section.files.items():
+                    console.print(Text(f"  # {name}", style="dim"), soft_wrap=True)
+                    console.print(Text(text.rstrip()), soft_wrap=True)
         console.print()
 
 

@@ -61,12 +61,15 @@ def instances(config: Config, plugins: PluginSet, table: str, family: str,
     return out
 
 
-def policy_names(config: Config) -> list[str]:
-    """The configured policy; when none is chosen and a model is configured (a
-    ``[policy.hybrid]`` table), the hybrid policy: literal first, the model where
-    a step cannot be followed as written."""
-    if "policy.use" not in config.origins and "hybrid" in config.settings.policy.plugin_tables():
-        return ["hybrid"]
+def policy_names(config: Config, plugins: PluginSet) -> list[str]:
+    """The configured policy; when none is named (``policy.use``), a policy whose
+    table is configured and that is then chosen (``Policy.chosen_when_configured``:
+    the hybrid policy, once its model is configured)."""
+    if "policy.use" not in config.origins:
+        policies = plugins.registry("policies")
+        for name in config.settings.policy.plugin_tables():
+            if name in policies and getattr(policies.get(name), "chosen_when_configured", False):
+                return [name]
     return list(config.settings.policy.use)
 
 
@@ -136,7 +139,7 @@ class CheckRun:
             provisioner=instances(config, plugins, "provisioner", "provisioners")[0],  # type: ignore[arg-type]
             executor=early.executor if early is not None else
             instances(config, plugins, "executor", "executors")[0],  # type: ignore[arg-type]
-            policy=instances(config, plugins, "policy", "policies", policy_names(config))[0],  # type: ignore[arg-type]
+            policy=instances(config, plugins, "policy", "policies", policy_names(config, plugins))[0],  # type: ignore[arg-type]
             checkers=instances(config, plugins, "checker", "checkers"),  # type: ignore[arg-type]
             reporters=self.reporters,
         )

@@ -10,6 +10,9 @@ Three filters, all optional, combined with "and":
   pytest (``-k "bucket and not delete"``); a quoted phrase is one word;
 - ``--changed-since GIT_REF``: only documents changed in git since the merge base
   of the ref and HEAD (committed, staged, unstaged or untracked).
+
+:func:`collect` reads and selects for ``docverify check`` and ``docverify plan``;
+:func:`runnable` sorts out the procedures that are skipped, and why.
 """
 
 from __future__ import annotations
@@ -22,10 +25,14 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from docverify.errors import UsageError
-from docverify.spec.model import Procedure
+from docverify.spec.model import Diagnostic, Procedure
 from docverify.spec.slugs import slugify
+
+if TYPE_CHECKING:
+    from docverify.config import ParseSettings
 
 _K_HINT = (
     "words match the id and title, case-insensitively; combine them with and, or, not and ( ), "
@@ -432,6 +439,97 @@ def select(
         expression = keyword if isinstance(keyword, KeywordExpression) else KeywordExpression.compile(keyword)
         procedures = [procedure for procedure in procedures if expression.matches(procedure)]
     return procedures
+
+
+def collect(paths: Iterable[str], settings: ParseSettings, keyword: str | None, changed_since: str | None,
+            cwd: Path | None = None) -> tuple[list[Procedure], list[Diagnostic]]:
+    """The procedures the command line selects (``PATH[#ID]``, ``-k``,
+    ``--changed-since``, in ``cwd``), and the input problems found reading them.
+    ``docverify check`` and ``docverify plan`` both select with it."""
+    from docverify.spec.parser import discover, parse_files
+
+    plain, fragments = parse_selectors(paths)
+    expression = KeywordExpression.compile(keyword) if keyword else None  # a syntax error before any work
+    files, problems = discover(plain, include=settings.include, exclude=settings.exclude)
+    changed = changed_files(changed_since, cwd or Path.cwd()) if changed_since else None
+    procedures: list[Procedure] = []
+    for document in parse_files(files, max_bytes=settings.max_file_bytes, jobs=settings.jobs):
+        problems.extend(document.diagnostics)
+        procedures.extend(document.procedures)
+    return select(procedures, fragments=fragments or None, keyword=expression, changed=changed), problems
+
+
+# -- what is left to run -------------------------------------------------------
+
+#: How skip reasons name the clouds a doc can be written for.
+CLOUD_NAMES = {"alibaba": "Alibaba Cloud", "aws": "AWS", "azure": "Azure", "gcp": "Google Cloud"}
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A selected procedure that is not run, and why (said after its id)."""
+
+    procedure: Procedure
+    reason: str  #: "skipped by its annotation: flaky", "has no steps: nothing to check", ...
+    by_annotation: bool = False  #: its own ``skip:`` annotation skips it
+
+
+def runnable(procedures: list[Procedure], *, cloud: str | None = None,
+             parts: bool = True) -> tuple[list[Procedure], list[Skipped]]:
+    """The selected procedures that can run, in order, and those skipped: by their
+    ``skip:`` annotation; with no steps; written for another cloud's console than
+    ``cloud`` (the console's, when known). With ``parts``, a procedure that goes on
+    from parts before it (``Procedure.continues``) gets them as its lead-in
+    (:func:`~docverify.spec.sequence.with_lead_in`), and is skipped when one of them
+    is; without, each procedure is taken alone (``docverify plan``)."""
+    from docverify.spec.sequence import with_lead_in
+
+    found = _Parts(procedures) if parts else None
+    ready: list[Procedure] = []
+    skipped: list[Skipped] = []
+    for procedure in procedures:
+        annotation = procedure.annotation
+        chain = found.before(procedure) if found is not None else []
+        skipping = next((part for part in chain if part.annotation is not None and part.annotation.skip), None)
+        if annotation is not None and annotation.skip:
+            reason = annotation.skip if isinstance(annotation.skip, str) else "skip: true"
+            skipped.append(Skipped(procedure, f"skipped by its annotation: {reason}", by_annotation=True))
+        elif skipping is not None:
+            skipped.append(Skipped(procedure, f"skipped: it goes on from '{skipping.title}' (line {skipping.line}), "
+                                              "which its annotation skips"))
+        elif not procedure.all_steps():
+            skipped.append(Skipped(procedure, "has no steps: nothing to check"))
+        elif procedure.cloud and cloud and procedure.cloud != cloud:
+            skipped.append(Skipped(procedure, f"not applicable: written for the "
+                                              f"{CLOUD_NAMES.get(procedure.cloud, procedure.cloud)} console; this run "
+                                              f"checks {CLOUD_NAMES.get(cloud, cloud)}'s"))
+        else:
+            ready.append(with_lead_in(procedure, chain) if parts else procedure)
+    return ready, skipped
+
+
+class _Parts:
+    """The parts of a doc a procedure goes on from (``Procedure.continues``), found
+    among the selected procedures, else by reading the procedure's file again (a
+    procedure selected alone by ``FILE#ID`` still gets the parts before it)."""
+
+    def __init__(self, procedures: list[Procedure]) -> None:
+        self.known: dict[tuple[str, str], Procedure] = {(p.path, p.id): p for p in procedures}
+        self.read: set[str] = set()
+
+    def find(self, path: str, procedure_id: str) -> Procedure | None:
+        if (path, procedure_id) not in self.known and path not in self.read:
+            from docverify.spec.parser import parse_file
+
+            self.read.add(path)
+            for other in parse_file(path).procedures:
+                self.known.setdefault((path, other.id), other)
+        return self.known.get((path, procedure_id))
+
+    def before(self, procedure: Procedure) -> list[Procedure]:
+        from docverify.spec.sequence import lead_in
+
+        return lead_in(procedure, lambda procedure_id: self.find(procedure.path, procedure_id))
 
 
 def _check_fragments(procedures: list[Procedure], wanted: dict[Path, set[str]], file_of) -> None:

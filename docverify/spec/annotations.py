@@ -20,11 +20,14 @@ Two places hold them:
   The shorthand ``<!-- docverify: skip -->`` means ``skip: true``.
 - a ``docverify:`` key in the front matter (always document level).
 
-Keys: ``id``, ``product``, ``region``, ``requires`` (list of mappings: the
-Resource META), ``expect`` (list of mappings: expected audit events), ``skip``
-(bool or reason). Keys starting with ``x-`` go to ``Annotation.extra`` for
-plugins. Any other key, a wrong type or invalid YAML is an error diagnostic on
-the file's own line.
+The keys and their types are :class:`~docverify.spec.annotation_model.AnnotationModel` (pydantic, ``extra="forbid"``
+at every level; ``docverify schema annotation`` prints it as JSON Schema): ``id``,
+``product``, ``region``, ``requires`` (list of ``RequiredResource``: the
+Resource META), ``expect`` (list of ``ExpectedAuditEvent``: expected audit
+events), ``skip`` (bool or reason). Keys starting with ``x-`` go to
+``Annotation.extra`` for plugins. Any other key (``evnt:`` in an ``expect:``
+item included), a wrong type or invalid YAML is an error diagnostic on the file's
+own line, naming the closest valid key; the key is left out, never half-read.
 
 Where a comment applies is decided by `procedures.py`: before the document's
 first heading (or anywhere before the first procedure, not right before one)
@@ -44,12 +47,10 @@ import yaml
 
 from docverify.spec.model import Annotation, Diagnostic, Severity
 
-KEYS = ("id", "product", "region", "requires", "expect", "skip")
-_VALID = ", ".join(KEYS) + ", x-<name>"
 _COMMENT = re.compile(r"^\s*<!--\s*docverify\s*:", re.IGNORECASE)
 _SHORTHAND_SKIP = "skip"
-
-
+#: The keys an annotation accepts (annotation_model.KEYS; pydantic loads only for a file that has one).
+_VALID = "id, product, region, requires, expect, skip, x-<name>"
 @dataclass
 class ParsedAnnotation:
     """An annotation and the keys it actually set (for key-by-key overriding)."""
@@ -130,79 +131,47 @@ def _key_lines(node: Any, base_line: int) -> dict[str, int]:
 
 
 def build(data: dict, key_lines: dict[str, int], line: int, path: str) -> tuple[ParsedAnnotation, list[Diagnostic]]:
+    """Validate a mapping of annotation keys with :class:`AnnotationModel`: each key
+    that is unknown or of the wrong type is an error on its line and is left out;
+    the others are kept."""
+    from pydantic import ValidationError
+
+    from docverify.spec.annotation_model import AnnotationModel, describe
+
     annotation = Annotation(line=line)
-    keys: set[str] = set()
+    extra = {str(key): value for key, value in data.items() if str(key).startswith("x-")}
+    body = {str(key): value for key, value in data.items() if not str(key).startswith("x-")}
     problems: list[Diagnostic] = []
-
-    def error(key: str, message: str) -> None:
-        problems.append(Diagnostic(path, key_lines.get(key, line), Severity.ERROR, message))
-
-    for raw_key, value in data.items():
-        key = str(raw_key)
-        if key.startswith("x-"):
-            annotation.extra[key] = value
-            continue
-        if key not in KEYS:
-            error(key, f"unknown docverify annotation key '{key}'; valid keys: {_VALID}")
-            continue
-        if key in ("id", "product", "region"):
-            if isinstance(value, (dict, list)) or value is None or value == "":
-                error(key, f"docverify annotation '{key}' must be a non-empty string")
-                continue
-            setattr(annotation, key, str(value))
-        elif key in ("requires", "expect"):
-            items, message = _items(key, value)
-            if message is not None:
-                error(key, message)
-                continue
-            setattr(annotation, key, items)
-        elif key == "skip":
-            if not isinstance(value, (bool, str)):
-                error(key, "docverify annotation 'skip' must be true/false or a reason string")
-                continue
-            annotation.skip = value
-        keys.add(key)
-    return ParsedAnnotation(annotation, keys), problems
+    try:
+        model = AnnotationModel.model_validate(body)
+    except ValidationError as error:
+        bad: set[str] = set()
+        for detail in error.errors():
+            key = str(detail["loc"][0]) if detail["loc"] else ""
+            bad.add(key)
+            problems.append(Diagnostic(path, key_lines.get(key, line), Severity.ERROR, describe(detail)))
+        body = {key: value for key, value in body.items() if key not in bad}
+        model = AnnotationModel.model_validate(body)  # the keys are independent: the rest is valid
+    for key in ("id", "product", "region", "skip"):
+        if key in body:
+            setattr(annotation, key, getattr(model, key))
+    # requires/expect keep the mappings as written (shorthand expanded), as `parse --json` shows them
+    if "requires" in body:
+        annotation.requires = [_as_written(item, raw) for item, raw in zip(model.requires, _listed(body["requires"]))]
+    if "expect" in body:
+        annotation.expect = [_as_written(item, raw) for item, raw in zip(model.expect, _listed(body["expect"]))]
+    annotation.extra = extra
+    return ParsedAnnotation(annotation, set(body)), problems
 
 
-#: Keys of one ``requires:`` item (Resource META) and of one ``expect:`` item (an audit event).
-REQUIRE_KEYS = ("type", "count", "attributes", "name")
-EXPECT_KEYS = ("event", "service", "resource", "params", "eventName", "serviceName", "resourceName")
-_EXAMPLE = {"requires": "'- type: ecs_instance' or '- vpc'", "expect": "'- {event: PutBucket, service: Oss}' or '- Oss:PutBucket'"}
+def _listed(value: Any) -> list[Any]:
+    return [value] if isinstance(value, (dict, str)) else list(value)
 
 
-def _items(key: str, value: Any) -> tuple[list[dict[str, Any]], str | None]:
-    """The items of ``requires:`` or ``expect:``, each a mapping: a bare string is
-    shorthand (``- vpc`` is ``{type: vpc}``; ``- Oss:PutBucket`` is ``{service: Oss,
-    event: PutBucket}``). An unknown or missing key is an error, never a silently
-    lost criterion (``{evnt: PutBucket}``)."""
-    raw = [value] if isinstance(value, (dict, str)) else value
-    if not isinstance(raw, list) or not raw:
-        return [], f"docverify annotation '{key}' must be a list, e.g. {_EXAMPLE[key]}"
-    valid = REQUIRE_KEYS if key == "requires" else EXPECT_KEYS
-    first = "type" if key == "requires" else "event"
-    items: list[dict[str, Any]] = []
-    for index, item in enumerate(raw):
-        where = f"docverify annotation '{key}' item {index + 1}"
-        if isinstance(item, str) and item.strip():
-            if key == "requires":
-                items.append({"type": item.strip()})
-            else:
-                service, _, event = item.strip().rpartition(":")
-                items.append({"event": event.strip(), **({"service": service.strip()} if service.strip() else {})})
-            continue
-        if not isinstance(item, dict):
-            return [], f"{where} must be a mapping or a name, e.g. {_EXAMPLE[key]}"
-        mapping = {str(k): v for k, v in item.items()}
-        unknown = [k for k in mapping if k not in valid]
-        if unknown:
-            return [], f"{where} has an unknown key '{unknown[0]}'; valid keys: {', '.join(valid[:4 if key == 'expect' else None])}"
-        if not any(mapping.get(k) not in (None, "") for k in (first, f"{first}Name")):
-            return [], f"{where} needs '{first}:', e.g. {_EXAMPLE[key]}"
-        if key == "expect" and "params" in mapping and not isinstance(mapping["params"], dict):
-            return [], f"{where}: 'params' must be a mapping of request parameters, e.g. {{BucketName: docs-bucket}}"
-        items.append(mapping)
-    return items, None
+def _as_written(item: Any, raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return {str(key): value for key, value in raw.items()}
+    return item.model_dump(exclude_unset=True)
 
 
 def combine(base: ParsedAnnotation | None, override: ParsedAnnotation | None) -> ParsedAnnotation | None:

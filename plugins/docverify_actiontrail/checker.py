@@ -35,6 +35,7 @@ from pydantic import Field, SecretStr
 
 from docverify.checker import Checker, Evidence
 from docverify.errors import CredentialsRejected, EnvironmentProblem
+from docverify.secrets import ASCII_MASK, scrub_values
 from docverify.task import ExpectedEvent, Task
 from docverify.trajectory import CheckResult
 
@@ -260,7 +261,7 @@ class AuditLog:
     def _problem(self, error: Exception) -> Exception:
         code = str(getattr(error, "code", "") or "")
         status = getattr(error, "status_code", None) or getattr(error, "statusCode", None)
-        message = self._redact(str(getattr(error, "message", "") or error))[:300]
+        message = scrub_values(str(getattr(error, "message", "") or error), self._secrets, ASCII_MASK)[:300]
         if code:
             where = f"the audit log at {self.url} refused LookupEvents: {code}: {message}"
             if code.startswith(AUTH_CODES) or status in (401, 403):
@@ -270,12 +271,6 @@ class AuditLog:
             return EnvironmentProblem(where)
         return TransientAuditError(f"cannot reach the audit log at {self.url}: {message}",
                                    hint="is the console running and its audit endpoint reachable?")
-
-    def _redact(self, text: str) -> str:
-        for secret in self._secrets:
-            if secret:
-                text = text.replace(secret, "***")
-        return text
 
 
 def iso(t: float) -> str:

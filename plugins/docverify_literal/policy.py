@@ -334,9 +334,8 @@ class LiteralEpisode(Episode):
         if found.kind is MatchKind.CLOSE:  # another product's console ("EIP console" is not "ECS console")
             found = Located(None, None, found.nearest)
         if found.element is None:
-            async for action in self.stuck(Stuck(step, act, self.finding(
-                    step, act.line, FindingKind.ELEMENT_NOT_FOUND, name or "the console", "no link to it on the console home page",
-                    found.nearest), fatal=True)):
+            async for action in self.stuck_on(step, act, FindingKind.ELEMENT_NOT_FOUND, name or "the console",
+                                              "no link to it on the console home page", found.nearest, fatal=True):
                 yield action
             return
         async for action in self.act_on(step, act, name, found, ActionKind.CLICK):
@@ -450,9 +449,8 @@ class LiteralEpisode(Episode):
                     return
                 if last and index > 0 and self.section_named(item) is not None:
                     return  # "Basic Settings > Static Pages": the tab's section of that title, no menu item
-                async for action in self.stuck(Stuck(step, act, self.finding(
-                        step, act.line, FindingKind.ELEMENT_NOT_FOUND, expected, missing(found, f"no menu item '{item}'"),
-                        found.nearest), fatal=True)):
+                async for action in self.stuck_on(step, act, FindingKind.ELEMENT_NOT_FOUND, expected,
+                                                  missing(found, f"no menu item '{item}'"), found.nearest, fatal=True):
                     yield action
                 return
             if not last and "expanded" in found.element.attributes:
@@ -504,8 +502,7 @@ class LiteralEpisode(Episode):
             expected = f"the {act.value or 'name'} of the {noun}"
             observed = (f"no {noun} in a list on the page" if row is None
                         else f"the {noun}'s row has no link to open it")
-            async for action in self.stuck(Stuck(step, act, self.finding(
-                    step, act.line, FindingKind.ELEMENT_NOT_FOUND, expected, observed), fatal=True)):
+            async for action in self.stuck_on(step, act, FindingKind.ELEMENT_NOT_FOUND, expected, observed, fatal=True):
                 yield action
             return
         yield Action(ActionKind.CLICK, ref=link.ref, target=f"link '{link.name}' ({noun})", step=step.number)
@@ -553,9 +550,8 @@ class LiteralEpisode(Episode):
             yield self.flag(step, act.line, FindingKind.EXTRA_STEP, label, "no dialog asks for it: the console did not ask")
             return
         if found.element is None:
-            async for action in self.stuck(Stuck(step, act, self.finding(
-                    step, act.line, FindingKind.ELEMENT_NOT_FOUND, label, missing(found, "no such control on the page"), found.nearest),
-                    fatal=True)):
+            async for action in self.stuck_on(step, act, FindingKind.ELEMENT_NOT_FOUND, label,
+                                              missing(found, "no such control on the page"), found.nearest, fatal=True):
                 yield action
             return
         async for action in self.act_on(step, act, label, found, ActionKind.CLICK):
@@ -622,9 +618,8 @@ class LiteralEpisode(Episode):
                 yield action
             return
         if found.element is None:
-            async for action in self.stuck(Stuck(step, act, self.finding(
-                    step, act.line, FindingKind.ELEMENT_NOT_FOUND, choice, missing(found, "no such option on the page"), found.nearest),
-                    fatal=False)):
+            async for action in self.stuck_on(step, act, FindingKind.ELEMENT_NOT_FOUND, choice,
+                                              missing(found, "no such option on the page"), found.nearest, fatal=False):
                 yield action
             return
         if found.kind is MatchKind.CLOSE and found.element.role in ("radio", "option") \
@@ -667,9 +662,8 @@ class LiteralEpisode(Episode):
         label = act.target or ""
         found = self.find(label, ("switch", "checkbox", "radio", "button"))
         if found.element is None:
-            async for action in self.stuck(Stuck(step, act, self.finding(
-                    step, act.line, FindingKind.ELEMENT_NOT_FOUND, label, missing(found, "no such switch or check box"), found.nearest),
-                    fatal=False)):
+            async for action in self.stuck_on(step, act, FindingKind.ELEMENT_NOT_FOUND, label,
+                                              missing(found, "no such switch or check box"), found.nearest, fatal=False):
                 yield action
             return
         off = (act.value or "on").lower() in OFF_WORDS or act.value == "off"
@@ -1104,10 +1098,8 @@ class LiteralEpisode(Episode):
                              "declare it with `requires:` and its status)")
             self._environment = True
             return
-        async for action in self.stuck(Stuck(step, act, self.finding(
-                step, act.line, FindingKind.MISSING_STEP, element.name,
-                f"'{element.name}' is disabled: the console wants something first that the doc does not say"),
-                fatal=True)):
+        observed = f"'{element.name}' is disabled: the console wants something first that the doc does not say"
+        async for action in self.stuck_on(step, act, FindingKind.MISSING_STEP, element.name, observed, fatal=True):
             yield action
 
     def resume(self) -> bool:
@@ -1147,6 +1139,12 @@ class LiteralEpisode(Episode):
         yield Action(ActionKind.FLAG_STEP, finding=stuck.finding, step=stuck.step.number)
         if stuck.fatal:
             self._blocked = f"step {stuck.step.number}: {stuck.finding.message}"
+
+    def stuck_on(self, step: Step, act: DocAction, kind: FindingKind, expected: str, observed: str,
+                 candidates: Sequence[str] = (), *, fatal: bool) -> AsyncIterator[Action]:
+        """:meth:`stuck` on ``act`` of ``step``, with a finding on the action's line."""
+        return self.stuck(Stuck(step, act, self.finding(step, act.line, kind, expected, observed, candidates),
+                                fatal=fatal))
 
     @staticmethod
     def acts_on_a_row(stuck: Stuck) -> bool:

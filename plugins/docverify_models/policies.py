@@ -121,6 +121,7 @@ class HybridPolicy(ModelPolicy):
 
     name = "hybrid"
     Options = HybridOptions
+    chosen_when_configured = True  # a [policy.hybrid] table (its model) without policy.use chooses it
 
     def make_backend(self) -> Backend:
         o = self.options

@@ -1,6 +1,6 @@
 """The ``playwright`` executor: one Chromium per run, one context per procedure.
 
-- The browser is found by :func:`docverify.browser.find_browser` (Playwright's own,
+- The browser is found by :func:`docverify_playwright.browser.find_browser` (Playwright's own,
   ``DOCVERIFY_BROWSER``/``--browser-path``, or a system Chromium).
 - Signing in happens once per run; every context starts from that storage state,
   so a procedure's session is logged in without paying for the form again.
@@ -36,7 +36,7 @@ from urllib.parse import urljoin, urlsplit
 from pydantic import Field
 
 from docverify.actions import Action, ActionKind, ActionResult, Observation
-from docverify.browser import CHROMIUM_ARGS, find_browser
+from docverify_playwright.browser import CHROMIUM_ARGS, find_browser
 from docverify.console import ConsoleEndpoint, LoginForm, origin
 from docverify.errors import CredentialsRejected, EnvironmentProblem
 from docverify.executor import Executor, artifact_name

@@ -10,7 +10,7 @@ A candidate that passed validation is kept under the candidates folder (default
 so ``docverify plan docs --templates .docverify/template-candidates`` renders with them,
 and a reviewed candidate can be moved into ``terraform_templates/<provider>/``.
 
-:func:`compose` builds the one folder :func:`docverify.stack.render_stack` takes from
+:func:`compose` builds the one folder :func:`docverify_terraform.stack.render_stack` takes from
 several (the user's ``--templates``, then chosen candidates), first layer wins.
 """
 

@@ -2,7 +2,7 @@
 
 :meth:`ResourceCoder.write_template` asks a model (any OpenAI-protocol endpoint, through
 :class:`docverify_models.backends.OpenAIBackend`) for a Jinja2 template that follows the
-template contract (:mod:`docverify.stack`): one resource block, ``ref()`` for its
+template contract (:mod:`docverify_terraform.stack`): one resource block, ``ref()`` for its
 dependencies, ``<address>_id``/``_name`` outputs. The model sees the provider's real
 schema (``terraform providers schema -json``, only the resource types that matter), the
 dependencies' addresses and attributes, and one of the provider's templates as an example.
@@ -45,11 +45,11 @@ from docverify.cost import CostMeter, Usage
 from docverify.errors import EnvironmentProblem, Undecided, UsageError
 from docverify.meta import DEPENDENCIES, META_TYPES, UNNAMED, Requirement, close, default_name
 from docverify.secrets import scrub
-from docverify.stack import (DEFAULT_REGION, StackResource, TemplateError, TemplateSet, UncoveredMetaError, hcl,
-                             providers, render_stack)
 from docverify.task import new_suffix
 
 from docverify_models.agent import prompt_environment as model_prompts
+from docverify_terraform.stack import (DEFAULT_REGION, StackResource, TemplateError, TemplateSet, UncoveredMetaError,
+                                       hcl, providers, render_stack)
 from docverify_resourcecoder.candidates import DEFAULT_CANDIDATES_DIR, Candidate, CandidateStore, compose
 from docverify_resourcecoder.schema import ProviderSchema
 
@@ -167,9 +167,9 @@ class ResourceCoder:
         """The user's and the built-in templates of ``provider`` (None: it has none). A missing
         templates folder or a broken ``types.yaml`` is a :class:`TemplateError`: better said
         than every type written anew."""
-        import docverify.stack
+        import docverify_terraform.stack
 
-        if provider not in providers(docverify.stack.template_dirs(self.templates)):
+        if provider not in providers(docverify_terraform.stack.template_dirs(self.templates)):
             return None
         return TemplateSet.load(provider, self.templates)
 

@@ -28,7 +28,7 @@ from typing import Any
 from pydantic import Field
 
 from docverify.console import ConsoleEndpoint
-from docverify.cost import CostMeter, Usage
+from docverify.cost import Usage
 from docverify.errors import EnvironmentProblem, Undecided
 from docverify.executor import artifact_name
 from docverify.provision import Provisioned
@@ -82,9 +82,6 @@ class ResourceCoderProvisioner(TerraformProvisioner):
         max_on_demand: int = Field(2, ge=0, le=10, description="on-demand creations per procedure")
         max_invalid: int = Field(2, ge=0, le=10, description="retries of an on-demand answer that fails its schema")
         observation_tokens: int = Field(3000, ge=200, description="page snapshot budget of an on-demand decision")
-
-    #: the run's cost meter (prices, budget); the run may set it as it does for policies
-    meter: CostMeter = CostMeter()
 
     def __init__(self, options: "ResourceCoderProvisioner.Options | None" = None) -> None:
         super().__init__(options)
@@ -280,7 +277,7 @@ class ResourceCoderProvisioner(TerraformProvisioner):
     def _create(self, scope: _Scope, request: BlockedRequest, message: str) -> ProvisionReport:
         """Render, apply and report ``request`` in a stack of its own (blocking)."""
         from docverify.meta import Requirement, close
-        from docverify.stack import render_stack
+        from docverify_terraform.stack import render_stack
         from docverify_terraform.engine import Ledger, TerraformError
 
         task, endpoint = scope.task, scope.endpoint

@@ -682,7 +682,7 @@ class Pages:
                     if create.get("terms") and not truthy(values.get("_terms", form.get("_terms", "false"))):
                         raise ApiError("InvalidParameter", f"Select {create['terms']} to continue.", 400)
                     params = {k: v for k, v in values.items() if k != "_terms"}
-                    result = self.sb.engine.call(caller, product["api_version"], create_op(create, params),
+                    self.sb.engine.call(caller, product["api_version"], create_op(create, params),
                                                  {**params, "RegionId": region})
                     done = f"{res['singular']} created successfully."
                     if res.get("parent"):

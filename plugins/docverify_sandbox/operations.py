@@ -143,7 +143,7 @@ class Engine:
                 if version not in self.catalog.versions():
                     raise ApiError("InvalidVersion", f"Specified parameter Version '{version}' is not valid.", 400)
                 raise ApiError("InvalidAction.NotFound",
-                               f"Specified api is not found, please check your url and method.", 404)
+                               "Specified api is not found, please check your url and method.", 404)
             product = self.catalog.product(product_key)
             if special:
                 rw = "Read"

@@ -51,7 +51,7 @@ def _check_time(text: str | None, name: str) -> None:
     try:
         t = datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()
     except ValueError:
-        raise ApiError("InvalidTimeStamp.Format", f"Specified time stamp or date value is not well formatted.",
+        raise ApiError("InvalidTimeStamp.Format", "Specified time stamp or date value is not well formatted.",
                        400) from None
     if abs(time.time() - t) > MAX_SKEW_S:
         raise ApiError("InvalidTimeStamp.Expired", "Specified time stamp or date value is expired.", 400)

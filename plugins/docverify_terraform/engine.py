@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from docverify.errors import EnvironmentProblem
+from docverify.secrets import ASCII_MASK, scrub_values
 from docverify_terraform.lifeline import LAUNCH_ENV
 from docverify_terraform.sandbox_provider import SOURCE, VERSION
 from docverify_terraform.strays import OWNER_ENV, owner_marker
@@ -391,9 +392,8 @@ class Terraform:
         return [v for v in values if v]
 
     def redact(self, text: str) -> str:
-        for secret in self.secrets():
-            text = text.replace(secret, "***")
-        return text
+        """``text`` with :meth:`secrets` masked (:func:`docverify.secrets.scrub_values`)."""
+        return scrub_values(text, self.secrets(), ASCII_MASK)
 
     def stack(self, workdir: str | Path, *, ledger: "Ledger | None" = None, stack_id: str | None = None,
               labels: dict[str, str] | None = None) -> "Stack":

@@ -2,7 +2,7 @@
 destroyed after, always.
 
 For each task: :func:`docverify.meta.resolve_meta` says what must exist, the
-provider's templates render it (:func:`docverify.stack.render_stack`), Terraform
+provider's templates render it (:func:`docverify_terraform.stack.render_stack`), Terraform
 applies it in the task's own working directory and state, and the outputs (IDs,
 names) go into the task context, where the doc's placeholders and the policy find
 them. Leaving the context destroys the stack, on success, failure, or Ctrl-C; the
@@ -69,7 +69,7 @@ class TerraformProvisioner(Provisioner):
     @contextmanager
     def provision(self, task: Any, endpoint: ConsoleEndpoint) -> Iterator[Provisioned]:
         from docverify.meta import MetaError, resolve_meta
-        from docverify.stack import render_stack
+        from docverify_terraform.stack import render_stack
         from docverify_terraform.engine import Ledger
 
         try:

@@ -109,11 +109,12 @@ def test_a_pool_that_stays_busy_is_an_environment_error_after_the_lease_timeout(
     first, _ = DEFAULT_ACCOUNTS
     env = account_env("only", first)
     with running(build_app()) as url:
-        holder = subprocess.Popen([sys.executable, "-m", "docverify", "accounts", "lease", "only", "--", "sleep", "60"],
-                                  cwd=docs, env={"PATH": "/usr/bin:/bin", "HOME": str(docs), **env})
+        holder = subprocess.Popen([sys.executable, "-m", "docverify", "accounts", "lease", "only", "--",
+                                   "sh", "-c", "echo held; exec sleep 60"],
+                                  cwd=docs, env={"PATH": "/usr/bin:/bin", "HOME": str(docs), **env},
+                                  stdout=subprocess.PIPE, text=True)
         try:
-            import time
-            time.sleep(3)  # the holder has its lease
+            assert holder.stdout.readline().strip() == "held"  # the holder has its lease (its command runs)
             done, report = run(docs, url, chromium, env, "--lease-timeout", "1")
         finally:
             holder.terminate()

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from docverify import revealed
 from docverify import secrets as registry
-from docverify.browser import CHROMIUM_ARGS
+from docverify_playwright.browser import CHROMIUM_ARGS
 from docverify.cli import cli
 
 from docverify_playwright.reveal import MARKED, RevealedSecrets

@@ -1,9 +1,8 @@
-import os
 import stat
 
 import pytest
 
-from docverify.browser import find_browser
+from docverify_playwright.browser import find_browser
 from docverify.errors import EnvironmentProblem, ExitCode
 
 

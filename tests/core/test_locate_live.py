@@ -2,7 +2,7 @@
 
 import pytest
 
-from docverify.browser import CHROMIUM_ARGS
+from docverify_playwright.browser import CHROMIUM_ARGS
 from docverify.locate import CLICKABLE, MatchKind, locate, parse_snapshot
 
 pytestmark = pytest.mark.browser

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import click
-import pytest
 from click.shell_completion import BashComplete, ZshComplete
 
 from docverify.cli import cli, completion

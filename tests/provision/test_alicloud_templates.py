@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from docverify.meta import META_TYPES, Requirement, close
-from docverify.stack import TemplateSet, render_stack
+from docverify_terraform.stack import TemplateSet, render_stack
 
 #: Checked against aliyun/terraform-provider-alicloud website/docs/{r,d}/<name>.html.markdown
 #: (argument reference of the current docs) where the corpus has no example of them.

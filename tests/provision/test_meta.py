@@ -155,8 +155,6 @@ def test_task_names_carry_the_run_suffix(tmp_path):
 @pytest.mark.parametrize(("entry", "needle", "message"), [
     ("- type: ecs_instanse", "ecs_instanse", "unknown Resource META type 'ecs_instanse'; did you mean 'ecs_instance'?"),
     ("- type: instance", "instance", "needs the procedure's product"),
-    ("- {type: vpc, count: -1}", "count", "'count' must be a whole number >= 0"),
-    ("- {type: vpc, attributes: [1]}", "attributes", "'attributes' must be a mapping"),
 ])
 def test_bad_requires_names_file_line_and_valid_types(tmp_path, entry, needle, message):
     text = f"# Do it\n\n<!-- docverify:\nrequires:\n  {entry}\n-->\n\n1. Click **OK**.\n"
@@ -177,6 +175,8 @@ def test_bad_requires_names_file_line_and_valid_types(tmp_path, entry, needle, m
 @pytest.mark.parametrize(("entry", "message"), [
     ("- {type: vpc, size: 3}", "item 1 has an unknown key 'size'; valid keys: type, count, attributes, name"),
     ("- {count: 1}", "item 1 needs 'type:'"),
+    ("- {type: vpc, count: -1}", "'count' must be a whole number >= 0"),  # a wrong type too (issue 15)
+    ("- {type: vpc, attributes: [1]}", "'attributes' must be a mapping"),
 ])
 def test_a_requires_item_without_a_type_or_with_an_unknown_key_is_a_parse_error(tmp_path, entry, message):
     text = f"# Do it\n\n<!-- docverify:\nrequires:\n  {entry}\n-->\n\n1. Click **OK**.\n"

@@ -9,7 +9,7 @@ import pytest
 
 from docverify.meta import Requirement, close
 from docverify.spec.model import Procedure
-from docverify.stack import (
+from docverify_terraform.stack import (
     TemplateError,
     TemplateSet,
     UncoveredMetaError,

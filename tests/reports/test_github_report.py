@@ -105,7 +105,7 @@ def test_all_pass_prints_no_annotation():
     assert printed == ""
 
 
-def _drifted(index: int, path: str) -> "ProcedureResult":
+def _drifted(index: int, path: str) -> "ProcedureResult":  # noqa: F821 - imported in the body
     from docverify.trajectory import ProcedureResult
     from docverify.verdict import Finding, FindingKind, Verdict
 

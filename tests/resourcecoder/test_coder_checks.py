@@ -162,7 +162,7 @@ def test_a_template_that_does_not_render_is_reported_with_its_own_file_and_line(
     coder = ResourceCoder(None, lambda: None, candidates_dir=tmp_path / "c", work_dir=tmp_path / "w")
     attempt = Attempt(1, "sandbox_ecs_key_pair", KEY_PAIR.replace("{{ r.name }}", "{{ r.nmae }}"))
     coder._check(attempt, "key_pair", "sandbox", [Requirement(type="key_pair")], "ab12cd", None, SCHEMA, tmp_path)
-    assert attempt.problems == ["key_pair.tf.j2:2: 'docverify.stack.StackResource object' has no attribute 'nmae'"]
+    assert attempt.problems == ["key_pair.tf.j2:2: 'docverify_terraform.stack.StackResource object' has no attribute 'nmae'"]
     without_output = Attempt(2, "sandbox_ecs_key_pair", KEY_PAIR.split("output")[0])
     coder._check(without_output, "key_pair", "sandbox", [Requirement(type="key_pair")], "ab12cd", None, SCHEMA, tmp_path)
     assert without_output.problems[0].startswith('key_pair.tf.j2: declares no output "key_pair_1_id"')

@@ -12,7 +12,7 @@ import yaml
 from coder_helpers import KEY_PAIR, KEY_PAIR_MISSPELT, SECURITY_GROUP, template_answer, user_text
 
 from docverify.errors import EnvironmentProblem
-from docverify.stack import render_stack
+from docverify_terraform.stack import render_stack
 from docverify_resourcecoder.coder import ResourceCoder, TemplateWriteFailed, backend_from_options
 from docverify_resourcecoder.provisioner import ResourceCoderProvisioner
 

@@ -82,9 +82,9 @@ def instances(api) -> dict[str, str]:
 def only_these_templates(monkeypatch) -> None:
     """Search the given templates folder alone. render_stack always adds the built-in folder
     after it, so a type cannot be hidden otherwise (the report asks for a switch)."""
-    import docverify.stack
+    import docverify_terraform.stack
 
-    monkeypatch.setattr(docverify.stack, "template_dirs", lambda extra=None: [Path(extra)] if extra else [])
+    monkeypatch.setattr(docverify_terraform.stack, "template_dirs", lambda extra=None: [Path(extra)] if extra else [])
 
 
 def test_a_type_without_a_template_is_written_applied_and_destroyed(sandbox_url, api, model, tmp_path, monkeypatch):

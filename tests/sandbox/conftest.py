@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from docverify.browser import CHROMIUM_ARGS
+from docverify_playwright.browser import CHROMIUM_ARGS
 from sandbox_helpers import login, sdk_config
 
 from docverify_sandbox.client import SandboxClient

@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 from docverify.locate import normalize
 from docverify_sandbox import catalog, i18n
 
@@ -115,8 +113,6 @@ def test_chinese_corpus_labels_exist_in_the_zh_console():
     rows = zh_walk("2021-06")
     total = sum(len(r[1]) for r in rows)
     found = sum(len(r[2]) for r in rows)
-    ptotal = sum(len(r[3]) for r in rows)
-    pfound = sum(len(r[4]) for r in rows)
     missing = {label for _, labels, ok, _, _ in rows for label in set(labels) - set(ok)}
     assert missing <= NO_COUNTERPART, f"labels the zh console should show: {sorted(missing - NO_COUNTERPART)}"
     assert found / total >= TARGET

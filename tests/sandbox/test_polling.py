@@ -6,13 +6,14 @@ from __future__ import annotations
 import time
 
 import pytest
-from playwright.sync_api import expect
 
 from sandbox_helpers import login
 
 from docverify_sandbox.client import SandboxClient
 from docverify_sandbox.console import SandboxConsole
 from docverify_sandbox.state import DEFAULT_ACCOUNTS
+
+expect = pytest.importorskip("playwright.sync_api", reason="the browser extra: pip install -e '.[browser]'").expect
 
 pytestmark = pytest.mark.browser
 VPC = "2016-04-28"

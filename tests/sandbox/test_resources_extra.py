@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from docverify_sandbox import catalog
 from docverify_sandbox.cli import sandbox as sandbox_cli
-from docverify_sandbox.client import SandboxApiError, SandboxClient
+from docverify_sandbox.client import SandboxApiError
 
 ECS, VPC, SLB, ALB, OSS, TRAIL = "2014-05-26", "2016-04-28", "2014-05-15", "2020-06-16", "2019-05-17", "2020-07-06"
 R = {"RegionId": "cn-hangzhou"}

@@ -1,5 +1,5 @@
 """Hand-picked stacks of terraform_templates/sandbox — rendered in the real renderer's
-Jinja environment (docverify.stack), so whitespace control behaves as in a run — and
+Jinja environment (docverify_terraform.stack), so whitespace control behaves as in a run — and
 helpers to look at files (imported by name: tests/terraform is on sys.path)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from docverify.stack import TemplateSet
+from docverify_terraform.stack import TemplateSet
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "terraform_templates" / "sandbox"
 SUFFIX = "ab12cd"

@@ -142,7 +142,7 @@ def test_a_field_that_asks_for_an_existing_resource_gets_the_runs_one():
 
 def test_provisioning_outputs_beyond_ids_and_names_reach_the_task_context():
     from docverify.meta import Requirement, close
-    from docverify.stack import render_stack
+    from docverify_terraform.stack import render_stack
 
     stack = render_stack(close([Requirement(type="eip")]), "sandbox", suffix="ab12cd")
     assert stack.context({"eip_1_id": "eip-1", "eip_1_ip_address": "47.1.2.3"})["eip_1_ip_address"] == "47.1.2.3"

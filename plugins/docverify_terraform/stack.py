@@ -57,8 +57,8 @@ class UncoveredMetaError(EnvironmentProblem):
 
 def template_dirs(extra: str | Path | None = None) -> list[Path]:
     """The folders searched for ``<provider>/...`` templates, first wins: ``extra``,
-    the copy installed with the package (``docverify/terraform_templates``), the
-    repository's ``terraform_templates/`` (source checkouts and editable installs)."""
+    the copy installed with the plugin (``docverify_terraform/terraform_templates``),
+    the repository's ``terraform_templates/`` (source checkouts and editable installs)."""
     dirs: list[Path] = []
     if extra is not None:
         folder = Path(extra)
@@ -68,10 +68,10 @@ def template_dirs(extra: str | Path | None = None) -> list[Path]:
         dirs.append(folder)
     package = Path(__file__).resolve().parent
     installed = package / "terraform_templates"  # package data (may be a link to the checkout's folder)
-    checkout = package.parent / "terraform_templates"
+    root = package.parent.parent  # plugins/docverify_terraform -> the checkout's root
     candidates = [installed]
-    if (package.parent / "pyproject.toml").is_file():  # a source checkout, not some other site-packages folder
-        candidates.append(checkout)
+    if (root / "pyproject.toml").is_file():  # a source checkout, not some other site-packages folder
+        candidates.append(root / "terraform_templates")
     for candidate in candidates:
         if candidate.is_dir() and candidate.resolve() not in {d.resolve() for d in dirs}:
             dirs.append(candidate)
