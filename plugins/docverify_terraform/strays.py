@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from docverify_terraform.lifeline import LAUNCH_ENV
+from docverify_terraform.local_providers import provider_named_in
 
 OWNER_ENV = "DOCVERIFY_TERRAFORM_OWNER"
 STACK_ENV = "DOCVERIFY_TERRAFORM_STACK"
@@ -82,8 +83,9 @@ class StrayProcess:
 
 def _kind(argv: list[str]) -> str:
     program = os.path.basename(argv[0]) if argv else "?"
-    if "docverify_terraform.sandbox_provider" in argv:
-        return "sandbox provider"
+    provider = provider_named_in(argv)
+    if provider is not None:
+        return f"{provider.name} provider"
     if "docverify_terraform.tfshim" in argv or program in ("terraform", "tofu"):
         return "terraform"
     return "provider" if program.startswith("terraform-provider-") else program

@@ -428,8 +428,8 @@ def test_products_json_lists_the_new_types_by_their_api_names(release):
 
 @pytest.fixture()
 def provider(client):
-    from docverify_terraform.sandbox_provider.catalog_types import catalogue
-    from docverify_terraform.sandbox_provider.lifecycle import SandboxResources
+    from docverify_sandbox.terraform_provider.catalog_types import catalogue
+    from docverify_sandbox.terraform_provider.lifecycle import SandboxResources
 
     types = catalogue().types
     return SandboxResources(client, "cn-hangzhou", poll=0.01, types=types), types

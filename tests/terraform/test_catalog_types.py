@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from docverify_terraform.sandbox_provider.catalog_types import catalogue
-from docverify_terraform.sandbox_provider.naming import attribute_name, type_name
+from docverify_sandbox.terraform_provider.catalog_types import catalogue
+from docverify_sandbox.terraform_provider.naming import attribute_name, type_name
 from stack_helpers import TEMPLATES, types
 
 

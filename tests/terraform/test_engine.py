@@ -9,7 +9,7 @@ import pytest
 
 from docverify.errors import EnvironmentProblem
 from docverify_terraform.engine import (Credentials, Ledger, Stack, Terraform, TerraformBinary, TerraformError,
-                                        find_terraform, live_stacks)
+                                        find_terraform, live_stacks, write_cli_config)
 
 SECRET = "s3cr3t-value-never-written"
 
@@ -47,7 +47,7 @@ def test_cli_configuration_serves_the_sandbox_provider_from_a_mirror(tmp_path):
     assert 'exclude = ["registry.terraform.io/docverify/sandbox"]' in rc
     assert "plugin_cache_dir" not in rc  # the mirrored sandbox provider never goes through the shared cache
     launchers = list((tmp_path / "cache" / "mirror").rglob("terraform-provider-sandbox_v*"))
-    assert len(launchers) == 1 and "docverify_terraform.sandbox_provider" in launchers[0].read_text()
+    assert len(launchers) == 1 and "docverify_sandbox.terraform_provider" in launchers[0].read_text()
 
 
 def test_environment_carries_credentials_and_isolates_terraform(tmp_path, monkeypatch):
@@ -140,3 +140,33 @@ def test_without_python_terraform_the_engine_imports_and_a_command_says_how_to_g
     done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "terraform"), str(tmp_path / "s")],
                           capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "python-terraform is not installed | pip install 'docverify[terraform]'", done.stderr
+
+
+def test_local_providers_come_from_their_entry_point_group(monkeypatch, tmp_path):
+    """Any plugin can serve a Terraform provider in Python: listed in the
+    docverify.terraform_providers group, it is mirrored with its launcher; one
+    without SOURCE and VERSION is a plugin error naming it."""
+    import importlib.metadata as metadata
+
+    from docverify.errors import PluginError
+    from docverify_terraform import local_providers as module
+
+    (tmp_path / "acme_provider.py").write_text("SOURCE = 'registry.terraform.io/acme/widgets'\nVERSION = '1.2.3'\n")
+    (tmp_path / "broken_provider.py").write_text("NAME = 'broken'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    entries = [metadata.EntryPoint("acme", "acme_provider", module.GROUP)]
+    monkeypatch.setattr(module.metadata, "entry_points", lambda group: entries if group == module.GROUP else [])
+    module.local_providers.cache_clear()
+    try:
+        [acme] = module.local_providers()
+        assert (acme.name, acme.type, acme.version) == ("acme", "widgets", "1.2.3")
+        rc = write_cli_config(tmp_path / "cache").read_text()
+        assert '"registry.terraform.io/acme/widgets"' in rc and "docverify/sandbox" not in rc
+        [launcher] = (tmp_path / "cache" / "mirror").rglob("terraform-provider-widgets_v1.2.3")
+        assert "-m docverify_terraform.launch acme_provider" in launcher.read_text()
+        entries.append(metadata.EntryPoint("broken", "broken_provider", module.GROUP))
+        module.local_providers.cache_clear()
+        with pytest.raises(PluginError, match="Terraform provider 'broken' \\(broken_provider\\) failed to load"):
+            module.local_providers()
+    finally:
+        module.local_providers.cache_clear()

@@ -7,8 +7,8 @@ from decimal import Decimal
 
 import pytest
 
-from docverify_terraform.sandbox_provider.catalog_types import catalogue
-from docverify_terraform.sandbox_provider.lifecycle import ResourceFailure, SandboxResources, api_value
+from docverify_sandbox.terraform_provider.catalog_types import catalogue
+from docverify_sandbox.terraform_provider.lifecycle import ResourceFailure, SandboxResources, api_value
 
 
 @pytest.fixture()

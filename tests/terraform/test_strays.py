@@ -270,7 +270,7 @@ def test_kill_9_during_apply_leaves_no_process_and_cleanup_destroys_what_it_made
     owner, workdir, name = apply_in_owner(tmp_path, slow_sandbox, binary, suffix)
     processes = descendants(owner.pid)
     try:
-        assert any("sandbox_provider" in argv for _, argv in processes.values()), processes
+        assert any("docverify_sandbox.terraform_provider" in argv for _, argv in processes.values()), processes
         owner.kill()  # kill -9 docverify in the middle of a create
         owner.wait()
         # Terraform is interrupted: it waits for the create, saves the state, and stops its provider
@@ -310,7 +310,7 @@ def test_a_provider_outlives_neither_docverify_nor_terraform_killed_together(tmp
     os.kill(owner.pid, signal.SIGSTOP)  # docverify can no longer stop anything itself
     processes = descendants(owner.pid)
     try:
-        [provider] = [pid for pid, (_, argv) in processes.items() if "sandbox_provider" in argv]
+        [provider] = [pid for pid, (_, argv) in processes.items() if "docverify_sandbox.terraform_provider" in argv]
         [terraform] = [pid for pid in processes if process_stat(pid).ppid == owner.pid]
         kill(terraform, owner.pid)
         owner.wait()

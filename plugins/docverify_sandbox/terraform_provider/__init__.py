@@ -1,8 +1,9 @@
 """A Terraform provider for the embedded sandbox console, written with pyvider.
 
-Terraform starts it through the ``terraform-provider-sandbox`` launcher that
-:mod:`docverify_terraform.engine` writes into a local filesystem mirror (source
-``registry.terraform.io/docverify/sandbox``), so it installs and loads offline.
+It is listed in the ``docverify.terraform_providers`` entry-point group (see the
+terraform plugin's ``local_providers``): Terraform installs it from a local
+filesystem mirror (source ``registry.terraform.io/docverify/sandbox``) and loads it
+offline.
 Its resources are generated from the sandbox catalog (:mod:`.catalog_types`),
 one generic implementation for all (:mod:`.resources`), calling the sandbox RPC
 API (:mod:`.lifecycle`).
@@ -21,9 +22,9 @@ SOURCE = "registry.terraform.io/docverify/sandbox"
 def register_components(hub: Any) -> None:
     """Register the provider and one resource per catalog type in a pyvider hub
     (also pyvider's discovery hook, should an entry point ever name this package)."""
-    from docverify_terraform.sandbox_provider.catalog_types import catalogue
-    from docverify_terraform.sandbox_provider.provider import SandboxProvider
-    from docverify_terraform.sandbox_provider.resources import resource_class
+    from docverify_sandbox.terraform_provider.catalog_types import catalogue
+    from docverify_sandbox.terraform_provider.provider import SandboxProvider
+    from docverify_sandbox.terraform_provider.resources import resource_class
 
     hub.register("provider", NAME, SandboxProvider)
     for rt in catalogue().types.values():

@@ -20,8 +20,8 @@ from pyvider.resources.context import ResourceContext
 from pyvider.schema import PvsAttribute, PvsSchema, a_bool, a_num, a_str, s_resource
 
 from docverify.errors import DocverifyError
-from docverify_terraform.sandbox_provider.catalog_types import Attribute, ResourceType
-from docverify_terraform.sandbox_provider.lifecycle import ResourceFailure, SandboxResources, attribute_value
+from docverify_sandbox.terraform_provider.catalog_types import Attribute, ResourceType
+from docverify_sandbox.terraform_provider.lifecycle import ResourceFailure, SandboxResources, attribute_value
 
 _FACTORIES = {"string": a_str, "number": a_num, "bool": a_bool}
 

@@ -15,9 +15,9 @@ from pyvider.exceptions import ProviderConfigurationError
 from pyvider.providers import BaseProvider, ProviderMetadata
 from pyvider.schema import a_str, s_provider
 
-from docverify_terraform.sandbox_provider import NAME, VERSION
-from docverify_terraform.sandbox_provider.catalog_types import catalogue
-from docverify_terraform.sandbox_provider.lifecycle import SandboxResources
+from docverify_sandbox.terraform_provider import NAME, VERSION
+from docverify_sandbox.terraform_provider.catalog_types import catalogue
+from docverify_sandbox.terraform_provider.lifecycle import SandboxResources
 
 API_URL_ENV = "DOCVERIFY_SANDBOX_API_URL"
 ACCESS_KEY_ID_ENV = "ALIBABA_CLOUD_ACCESS_KEY_ID"

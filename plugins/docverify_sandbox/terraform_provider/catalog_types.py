@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from docverify_terraform.sandbox_provider.naming import attribute_name, type_name
+from docverify_sandbox.terraform_provider.naming import attribute_name, type_name
 
 #: environment variable naming the sandbox release whose catalog the provider serves (newest when unset)
 RELEASE_ENV = "DOCVERIFY_SANDBOX_RELEASE"

@@ -1,7 +1,7 @@
 """Create, read, update and delete one sandbox resource through the signed RPC API.
 
 Plain, synchronous functions over :class:`docverify_sandbox.client.SandboxClient`,
-driven by a :class:`~docverify_terraform.sandbox_provider.catalog_types.ResourceType`;
+driven by a :class:`~docverify_sandbox.terraform_provider.catalog_types.ResourceType`;
 the pyvider resources run them in a worker thread. Creation waits for the
 operation's final status, deletion until the resource is gone; reading answers
 None for a resource that no longer exists.
@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any, Callable
 
 from docverify_sandbox.client import SandboxApiError, SandboxClient
-from docverify_terraform.sandbox_provider.catalog_types import ResourceType
+from docverify_sandbox.terraform_provider.catalog_types import ResourceType
 
 #: how long a create or delete may wait for the resource to settle, in seconds
 SETTLE_TIMEOUT = 300.0
