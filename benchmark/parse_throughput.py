@@ -30,8 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from docverify.spec.parser import parse_text  # noqa: E402
-from docverify.spec.source import markdown_parser  # noqa: E402
+from docverify.parse.parser import parse_text  # noqa: E402
+from docverify.parse.source import markdown_parser  # noqa: E402
 
 
 def default_corpus() -> Path:
@@ -106,7 +106,7 @@ def time_processes(corpus: Path, jobs: int, copies: int, repeats: int) -> None:
     import shutil
     import tempfile
 
-    from docverify.spec.parser import parse_files
+    from docverify.parse.parser import parse_files
 
     with tempfile.TemporaryDirectory() as scratch:
         files: list[Path] = []

@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 from docverify.registry import Plugin
 
 if TYPE_CHECKING:
-    from docverify.accounts.account import Account, AccountSpec
-    from docverify.accounts.rotation import AccessKeyApi
+    from docverify.lease.account import Account, AccountSpec
+    from docverify.lease.rotation import AccessKeyApi
 
 
 def origin(url: str) -> str:

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from docverify.plan import Planner, PlanRequest
+    from docverify.provision.plan import Planner, PlanRequest
     from docverify.registry import Register
 
 PROJECT = "docverify"
@@ -83,9 +83,9 @@ def register_commands(register: "Register") -> None:
 @hookspec
 def plan_provisioning(request: "PlanRequest") -> "Planner | None":
     """Add to ``docverify plan``: called once per run, after the procedures are
-    selected and before any is analysed; return a :class:`~docverify.plan.Planner`,
+    selected and before any is analysed; return a :class:`~docverify.provision.plan.Planner`,
     whose ``plan(procedure, meta)`` is then called for each procedure with its
-    Resource META and returns a :class:`~docverify.plan.PlanSection`, or None
+    Resource META and returns a :class:`~docverify.provision.plan.PlanSection`, or None
     when the plugin adds nothing. Nothing may be created. Raise a
     :class:`~docverify.errors.DocverifyError` for a bad request (an unknown
     ``--provider``): the run stops with that one error. Import heavy modules

@@ -1,7 +1,7 @@
 """JSON Schemas of what users write: the ``docverify:`` annotation and ``docverify.toml``.
 
 Both are generated from the pydantic models that validate them
-(:class:`docverify.spec.annotation_model.AnnotationModel`, :class:`docverify.config.Settings`),
+(:class:`docverify.parse.annotation_model.AnnotationModel`, :class:`docverify.config.Settings`),
 so the schema an editor checks against is the rule docverify applies. The
 repository ships them under ``schemas/`` (a test fails when they are stale);
 ``docverify schema annotation|config`` prints them.
@@ -29,7 +29,7 @@ REFRESH_COMMAND = "python -m docverify.schemas"
 def annotation_schema() -> dict[str, Any]:
     """``<!-- docverify: ... -->`` (and the front matter's ``docverify:``): a mapping of
     keys, or the shorthand ``skip``."""
-    from docverify.spec.annotation_model import AnnotationModel
+    from docverify.parse.annotation_model import AnnotationModel
 
     body = AnnotationModel.model_json_schema(mode="validation")
     definitions = body.pop("$defs", {})

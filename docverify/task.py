@@ -13,8 +13,8 @@ import secrets
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from docverify.spec.annotation_model import ExpectedAuditEvent
-from docverify.spec.model import Procedure
+from docverify.parse.annotation_model import ExpectedAuditEvent
+from docverify.parse.model import Procedure
 
 #: ``<name>``: a placeholder, named in English or in Chinese (``<登录名称>``)
 PLACEHOLDER = re.compile(r"<([A-Za-z\u4e00-\u9fff][\w .-]{0,40})>")
@@ -98,8 +98,8 @@ def new_suffix() -> str:
 
 def expected_events(procedure: Procedure) -> list[ExpectedEvent]:
     """The procedure's success criteria: its annotation's ``expect:``, else the
-    built-in map of common procedures (:mod:`docverify.criteria`)."""
-    from docverify.criteria import builtin_criteria
+    built-in map of common procedures (:mod:`docverify.check.criteria`)."""
+    from docverify.check.criteria import builtin_criteria
 
     annotation = procedure.annotation
     if annotation is not None and annotation.expect:  # validated by the parser (spec/annotations.py)
@@ -118,7 +118,7 @@ def expected_events(procedure: Procedure) -> list[ExpectedEvent]:
 
 def make_task(procedure: Procedure, *, suffix: str | None = None, default_region: str | None = None) -> Task:
     suffix = suffix or new_suffix()
-    from docverify.spec.sequence import own_steps
+    from docverify.parse.sequence import own_steps
 
     own = own_steps(procedure)  # the parts of the doc run first (spec/sequence.py) have their own criteria
     return Task(

@@ -37,7 +37,7 @@ def _pool_options(command: Callable) -> Callable:
 
 
 def _open(ctx: click.Context, accounts_file: str | None, lease_dir: str | None):
-    from docverify.accounts import open_pool
+    from docverify.lease import open_pool
 
     config = get_app(ctx).config()
     console = config.settings.console.use[0] if config.settings.console.use else "sandbox"
@@ -180,7 +180,7 @@ def add(ctx: click.Context, accounts_file: str | None, lease_dir: str | None, na
           --access-key-id-ref keyring:docverify/ci-1-id --access-key-secret-ref keyring:docverify/ci-1 \\
           --tag ecs --tag nightly
     """
-    from docverify.accounts.file import accounts_file_path, add_account
+    from docverify.lease.file import accounts_file_path, add_account
 
     config = get_app(ctx).config()
     path = accounts_file_path(accounts_file, config_file=config.file)
@@ -376,9 +376,9 @@ def rotate(ctx: click.Context, accounts_file: str | None, lease_dir: str | None,
       docverify accounts rotate ci-1 --force
       docverify accounts rotate --max-age 30 --json
     """
-    from docverify.accounts import PoolExhausted
-    from docverify.accounts.rotation import RotationOutcome
-    from docverify.accounts.rotation import rotate as rotate_key
+    from docverify.lease import PoolExhausted
+    from docverify.lease.rotation import RotationOutcome
+    from docverify.lease.rotation import rotate as rotate_key
 
     pool, config = _open(ctx, accounts_file, lease_dir)
     sandbox_url = (config.settings.console.plugin_tables().get("sandbox") or {}).get("url")

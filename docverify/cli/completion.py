@@ -49,8 +49,8 @@ def plugin_names(family: str) -> Completer:
 
 
 def fail_on_names(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
-    """Complete ``--fail-on drift,fail,env``: the verdict classes of docverify.verdict.FAIL_ON."""
-    from docverify.verdict import FAIL_ON
+    """Complete ``--fail-on drift,fail,env``: the verdict classes of docverify.check.verdict.FAIL_ON."""
+    from docverify.check.verdict import FAIL_ON
 
     return _comma_list(incomplete, [(name, ", ".join(sorted(FAIL_ON[name]))) for name in FAIL_ON])
 
@@ -75,7 +75,7 @@ def doc_paths(ctx: click.Context, param: click.Parameter, incomplete: str) -> li
     if "#" not in incomplete:
         return [CompletionItem(incomplete, type="file")]
     from docverify.run.select import split_selector
-    from docverify.spec.parser import parse_file
+    from docverify.parse.parser import parse_file
 
     try:
         path, _ = split_selector(incomplete)

@@ -98,7 +98,7 @@ def init(ctx: click.Context, docs: Path | None, force: bool, no_workflow: bool, 
 def find_docs_folder(root: Path) -> Path | None:
     """The first of ``DOCS_FOLDERS`` under ``root`` that holds a document docverify
     would read (.md or .mdx, outside excluded folders such as node_modules)."""
-    from docverify.spec.discovery import discover
+    from docverify.parse.discovery import discover
 
     for name in DOCS_FOLDERS:
         folder = root / name

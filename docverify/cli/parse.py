@@ -9,7 +9,7 @@ import click
 
 from docverify.cli import CONTEXT_SETTINGS, get_app
 from docverify.errors import ExitCode, NoProceduresError
-from docverify.spec.model import Action, Procedure, Severity, Step
+from docverify.parse.model import Action, Procedure, Severity, Step
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
@@ -48,7 +48,7 @@ def parse(ctx: click.Context, paths: tuple[str, ...], as_json: bool, as_yaml: bo
       docverify parse docs/ --json | jq '.procedures[].id'
       docverify parse --allow-empty --jobs 1 docs/intro.md   # as the pre-commit hook runs it
     """
-    from docverify.spec.parser import discover, parse_files
+    from docverify.parse.parser import discover, parse_files
 
     if as_json and as_yaml:
         raise click.UsageError("choose one of --json and --yaml")

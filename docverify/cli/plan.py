@@ -1,7 +1,7 @@
 """``docverify plan``: each procedure's Resource META and the Terraform that would make it exist.
 
-The META is the core's (:mod:`docverify.meta`); how it would be made to exist comes from
-the plugins that answer the ``plan_provisioning`` hook (:mod:`docverify.plan`): the
+The META is the core's (:mod:`docverify.provision.meta`); how it would be made to exist comes from
+the plugins that answer the ``plan_provisioning`` hook (:mod:`docverify.provision.plan`): the
 ``terraform`` plugin's stack for each procedure.
 """
 
@@ -16,11 +16,11 @@ import click
 
 from docverify.cli import CONTEXT_SETTINGS, completion, get_app
 from docverify.errors import ExitCode, NoProceduresError
-from docverify.spec.model import Diagnostic, Procedure, Severity
+from docverify.parse.model import Diagnostic, Procedure, Severity
 
 if TYPE_CHECKING:
-    from docverify.meta import MetaPlan
-    from docverify.plan import PlanSection
+    from docverify.provision.meta import MetaPlan
+    from docverify.provision.plan import PlanSection
 
 #: The suffix shown unless --suffix is given: a run draws a fresh random one.
 PREVIEW_SUFFIX = "xxxxxx"
@@ -67,8 +67,8 @@ def plan(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, change
       docverify plan docs --templates my_templates/ --provider alicloud --no-terraform
     """
     from docverify.cli.check import nothing_changed
-    from docverify.meta import MetaError, analyze
-    from docverify.plan import PlanRequest
+    from docverify.provision.meta import MetaError, analyze
+    from docverify.provision.plan import PlanRequest
     from docverify.run.select import collect, runnable
 
     app = get_app(ctx)

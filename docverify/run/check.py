@@ -21,16 +21,16 @@ from docverify import IMPORTED_AT
 from docverify.config import Config
 from docverify.cost import Budget, CostMeter
 from docverify.errors import ConfigError, EnvironmentProblem
-from docverify.executor import Executor
+from docverify.execute.executor import Executor
 from docverify.plugins import PluginSet
 from docverify.registry import Plugin
-from docverify.reporter import Reporter
+from docverify.report.reporter import Reporter
 from docverify.run.loop import RunLoop
 from docverify.run.runner import RunLimits, Runner, Stages, now_iso
 from docverify.run.store import ResultStore, fingerprint, new_run_id
 from docverify.task import Task
-from docverify.trajectory import ProcedureResult, RunSummary
-from docverify.verdict import Verdict, failing_verdicts
+from docverify.report.trajectory import ProcedureResult, RunSummary
+from docverify.check.verdict import Verdict, failing_verdicts
 
 log = logging.getLogger(__name__)
 
@@ -233,7 +233,7 @@ class CheckRun:
         """The configured account pool (docverify-accounts.toml, DOCVERIFY_ACCOUNT_*):
         each task then leases an account of its own. None when none is configured:
         every task uses the console's own account."""
-        from docverify.accounts import open_pool
+        from docverify.lease import open_pool
 
         pool = open_pool(console=self.console.name, config_file=self.config.file, defaults=False)
         if not pool.specs:

@@ -5,7 +5,7 @@ the wrong control, a menu that did not open), the next steps cannot be reached a
 written, and each reports its own finding. Those are not independent defects of
 the doc: a writer fixes the first, and the rest go away. :class:`Consequences`
 watches a procedure's turns and marks such a finding with the finding it follows
-from (:attr:`docverify.verdict.Finding.consequence_of`); reports group them under
+from (:attr:`docverify.check.verdict.Finding.consequence_of`); reports group them under
 it and accuracy figures count only the first.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from docverify.actions import Observation
-from docverify.verdict import Finding
+from docverify.execute.actions import Observation
+from docverify.check.verdict import Finding
 
 
 class Consequences:

@@ -2,8 +2,8 @@
 
 Data flows forward (docs/architecture.md, "The pipeline"): a :class:`~docverify.task.Task`
 goes through the provisioner, a browser session where the policy and the executor
-take turns, the checker, and :func:`~docverify.verdict.decide`; the
-:class:`~docverify.trajectory.ProcedureResult` goes to the results store (at once, so
+take turns, the checker, and :func:`~docverify.check.verdict.decide`; the
+:class:`~docverify.report.trajectory.ProcedureResult` goes to the results store (at once, so
 an interrupted run loses nothing) and to the reporters.
 
 The runner never raises for one procedure's trouble: a broken console, browser or
@@ -23,22 +23,22 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
-from docverify.actions import Action, ActionKind, Observation
-from docverify.checker import Checker, Evidence
+from docverify.execute.actions import Action, ActionKind, Observation
+from docverify.check.checker import Checker, Evidence
 from docverify.console import ConsoleEndpoint
 from docverify.cost import Usage
 from docverify.errors import CredentialsRejected, EnvironmentProblem, Undecided
-from docverify.executor import Executor, ExecutorRun, Session, artifact_name, browser_locale
-from docverify.policy import Policy
+from docverify.execute.executor import Executor, ExecutorRun, Session, artifact_name, browser_locale
+from docverify.execute.policy import Policy
 from docverify.provision import Provisioned, Provisioner
-from docverify.reporter import Reporter
+from docverify.report.reporter import Reporter
 from docverify.run.consequences import Consequences
 from docverify.secrets import known as known_secrets
 from docverify.secrets import scrub_data
-from docverify.spec.sequence import as_written, is_lead_step, lead_part
+from docverify.parse.sequence import as_written, is_lead_step, lead_part
 from docverify.task import Task
-from docverify.trajectory import CheckResult, ProcedureResult, StepOutcome, StepStatus, Turn
-from docverify.verdict import Finding, Verdict, decide
+from docverify.report.trajectory import CheckResult, ProcedureResult, StepOutcome, StepStatus, Turn
+from docverify.check.verdict import Finding, Verdict, decide
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docverify.errors import UsageError
-from docverify.spec.model import Diagnostic, Procedure
-from docverify.spec.slugs import slugify
+from docverify.parse.model import Diagnostic, Procedure
+from docverify.parse.slugs import slugify
 
 if TYPE_CHECKING:
     from docverify.config import ParseSettings
@@ -446,7 +446,7 @@ def collect(paths: Iterable[str], settings: ParseSettings, keyword: str | None, 
     """The procedures the command line selects (``PATH[#ID]``, ``-k``,
     ``--changed-since``, in ``cwd``), and the input problems found reading them.
     ``docverify check`` and ``docverify plan`` both select with it."""
-    from docverify.spec.parser import discover, parse_files
+    from docverify.parse.parser import discover, parse_files
 
     plain, fragments = parse_selectors(paths)
     expression = KeywordExpression.compile(keyword) if keyword else None  # a syntax error before any work
@@ -480,9 +480,9 @@ def runnable(procedures: list[Procedure], *, cloud: str | None = None,
     ``skip:`` annotation; with no steps; written for another cloud's console than
     ``cloud`` (the console's, when known). With ``parts``, a procedure that goes on
     from parts before it (``Procedure.continues``) gets them as its lead-in
-    (:func:`~docverify.spec.sequence.with_lead_in`), and is skipped when one of them
+    (:func:`~docverify.parse.sequence.with_lead_in`), and is skipped when one of them
     is; without, each procedure is taken alone (``docverify plan``)."""
-    from docverify.spec.sequence import with_lead_in
+    from docverify.parse.sequence import with_lead_in
 
     found = _Parts(procedures) if parts else None
     ready: list[Procedure] = []
@@ -519,7 +519,7 @@ class _Parts:
 
     def find(self, path: str, procedure_id: str) -> Procedure | None:
         if (path, procedure_id) not in self.known and path not in self.read:
-            from docverify.spec.parser import parse_file
+            from docverify.parse.parser import parse_file
 
             self.read.add(path)
             for other in parse_file(path).procedures:
@@ -527,7 +527,7 @@ class _Parts:
         return self.known.get((path, procedure_id))
 
     def before(self, procedure: Procedure) -> list[Procedure]:
-        from docverify.spec.sequence import lead_in
+        from docverify.parse.sequence import lead_in
 
         return lead_in(procedure, lambda procedure_id: self.find(procedure.path, procedure_id))
 

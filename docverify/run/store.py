@@ -31,10 +31,10 @@ from types import TracebackType
 from typing import Any
 
 from docverify.errors import ConfigError
-from docverify.spec.decoding import decode
-from docverify.spec.model import Procedure
-from docverify.trajectory import ProcedureResult
-from docverify.verdict import Verdict
+from docverify.parse.decoding import decode
+from docverify.parse.model import Procedure
+from docverify.report.trajectory import ProcedureResult
+from docverify.check.verdict import Verdict
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_S = 30.0  #: how long a writer waits for another one before giving up

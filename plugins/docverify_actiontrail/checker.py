@@ -33,11 +33,11 @@ from typing import Any
 
 from pydantic import Field, SecretStr
 
-from docverify.checker import Checker, Evidence
+from docverify.check.checker import Checker, Evidence
 from docverify.errors import CredentialsRejected, EnvironmentProblem
 from docverify.secrets import ASCII_MASK, scrub_values
 from docverify.task import ExpectedEvent, Task
-from docverify.trajectory import CheckResult
+from docverify.report.trajectory import CheckResult
 
 #: The first retry waits this long; each next one twice as long, up to POLL_CAP_S.
 POLL_FIRST_S = 0.25

@@ -4,7 +4,7 @@ For each doc step it turns the parser's actions into page actions: open the name
 console, select the region, click the bold label, follow the menu path, fill the
 table's values into the named fields, select options, toggle switches, confirm
 dialogs. Labels are looked up in the accessibility snapshot
-(:func:`docverify.locate.locate`): exact, then normalized, then close. A close match
+(:func:`docverify.execute.locate.locate`): exact, then normalized, then close. A close match
 is followed *and* flagged (``label_changed``); no match is flagged
 (``element_not_found``, with the nearest names). A step it cannot interpret is
 flagged ``not_verifiable`` (not a defect).
@@ -27,19 +27,19 @@ from urllib.parse import urlsplit
 
 from pydantic import Field as Option
 
-from docverify.actions import Action, ActionKind, Observation
+from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.console import origin
-from docverify.locate import (
+from docverify.execute.locate import (
     CLICKABLE, CLOSE_THRESHOLD, Element, Located, MatchKind, children, is_chinese, locate, locate_words, normalize,
     similarity, within,
 )
-from docverify.policy import Episode, Policy
-from docverify.spec.fields import example_in_text
-from docverify.spec.model import Action as DocAction
-from docverify.spec.model import Field, Intent, Step
+from docverify.execute.policy import Episode, Policy
+from docverify.parse.fields import example_in_text
+from docverify.parse.model import Action as DocAction
+from docverify.parse.model import Field, Intent, Step
 from docverify.task import PLACEHOLDER, Task
-from docverify.trajectory import StepStatus
-from docverify.verdict import Finding, FindingKind
+from docverify.report.trajectory import StepStatus
+from docverify.check.verdict import Finding, FindingKind
 from docverify_literal.rows import CONTEXT_KEY, known_for_field, resource_link, resource_row
 
 #: English names of common region ids, as region selectors show them.

@@ -3,7 +3,7 @@
 A doc step that acts on an existing resource names it, not its row: "Click the
 name of the bucket.", "Find the instance and click **Manage** in the **Actions**
 column.", "单击目标实例ID。". The parser marks such actions with the resource noun
-(:attr:`docverify.spec.model.Action.resource`); here that noun becomes a row of the
+(:attr:`docverify.parse.model.Action.resource`); here that noun becomes a row of the
 list on the page:
 
 1. a row that shows a value this procedure typed itself (it created the resource
@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from docverify.locate import Element, within
+from docverify.execute.locate import Element, within
 
 #: Resource nouns of Chinese docs, as the task context's keys name them.
 NOUNS_ZH = {

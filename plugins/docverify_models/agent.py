@@ -24,10 +24,10 @@ from typing import Any
 import jinja2
 from pydantic import Field as Option
 
-from docverify.actions import Action, ActionKind, Observation
+from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.cost import CostMeter
 from docverify.errors import ConfigError, Undecided
-from docverify.policy import Episode, Policy
+from docverify.execute.policy import Episode, Policy
 from docverify.secrets import scrub
 from docverify.task import Task
 

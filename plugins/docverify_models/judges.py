@@ -18,12 +18,12 @@ from typing import Any, Literal
 from pydantic import ConfigDict
 from pydantic import Field as Option
 
-from docverify.checker import Checker, Evidence
+from docverify.check.checker import Checker, Evidence
 from docverify.cost import Usage
 from docverify.errors import DocverifyError, Undecided
 from docverify.secrets import scrub
 from docverify.task import Task
-from docverify.trajectory import CheckResult
+from docverify.report.trajectory import CheckResult
 
 from docverify_models.agent import compact_snapshot, prompt_environment
 from docverify_models.backends import Backend, LlamaCppBackend, parse_json_object

@@ -9,11 +9,11 @@ from typing import Literal
 from pydantic import BaseModel
 from pydantic import Field as Option
 
-from docverify.actions import Action, ActionKind, Observation
+from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.cost import BudgetExhausted
 from docverify.errors import Undecided
 from docverify.task import Task
-from docverify.verdict import FindingKind
+from docverify.check.verdict import FindingKind
 
 from docverify_literal.policy import LiteralEpisode, LiteralPolicy, Stuck
 from docverify_models.agent import Agent, ModelOptions, ModelPolicy, subgoal_text

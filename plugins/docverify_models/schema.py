@@ -13,9 +13,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from docverify.actions import NEEDS_REF, NEEDS_VALUE, Action, ActionKind, Observation
+from docverify.execute.actions import NEEDS_REF, NEEDS_VALUE, Action, ActionKind, Observation
 from docverify.task import Task
-from docverify.verdict import Finding, FindingKind
+from docverify.check.verdict import Finding, FindingKind
 
 from docverify_models.backends import parse_json
 

@@ -3,11 +3,11 @@
 :class:`RevealedSecrets` watches one browser context:
 
 - every JSON response the console's pages receive (an XHR/fetch API call) goes
-  through :func:`docverify.revealed.in_json`;
+  through :func:`docverify.execute.revealed.in_json`;
 - before every observation and screenshot, :data:`FIND` reads the page's labelled
   values (``<dt>``/``<dd>``, ``<label>``/field, ``<th>``/cell, a term and the element
   after it, ``Label: value``) and PEM private keys for
-  :func:`docverify.revealed.in_labelled`, then :data:`MARK` marks every element
+  :func:`docverify.execute.revealed.in_labelled`, then :data:`MARK` marks every element
   whose text or value holds a registered secret, and the screenshot masks them
   (Playwright's ``mask``).
 
@@ -23,7 +23,7 @@ import json
 import logging
 from typing import Any
 
-from docverify import revealed
+from docverify.execute import revealed
 from docverify.secrets import known
 
 log = logging.getLogger(__name__)

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from docverify.reporter import Reporter
+from docverify.report.reporter import Reporter
 from docverify.secrets import scrub
 from docverify.task import Task
-from docverify.trajectory import ProcedureResult, RunSummary, Turn
-from docverify.verdict import Verdict
+from docverify.report.trajectory import ProcedureResult, RunSummary, Turn
+from docverify.check.verdict import Verdict
 from docverify_reports.problems import duration, one_line, problems, why
 
 if TYPE_CHECKING:

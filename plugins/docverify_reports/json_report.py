@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from docverify.reporter import Reporter
-from docverify.trajectory import RunSummary
+from docverify.report.reporter import Reporter
+from docverify.report.trajectory import RunSummary
 from docverify_reports.output import output_dir, write_text
 
 FILE_NAME = "docverify.json"

@@ -61,7 +61,7 @@ def write(ctx: click.Context, meta_type: str, provider: str, base_url: str | Non
     """
     from docverify.cli import get_app
     from docverify.errors import UsageError
-    from docverify.meta import META_TYPES
+    from docverify.provision.meta import META_TYPES
     from docverify.run.check import instances
 
     from docverify_resourcecoder.candidates import candidate_dict

@@ -43,7 +43,7 @@ import jinja2
 
 from docverify.cost import CostMeter, Usage
 from docverify.errors import EnvironmentProblem, Undecided, UsageError
-from docverify.meta import DEPENDENCIES, META_TYPES, UNNAMED, Requirement, close, default_name
+from docverify.provision.meta import DEPENDENCIES, META_TYPES, UNNAMED, Requirement, close, default_name
 from docverify.secrets import scrub
 from docverify.task import new_suffix
 
@@ -191,7 +191,7 @@ class ResourceCoder:
 
         Blocking (Terraform runs for seconds); in async code use :meth:`write` instead.
         ``dependencies``: the META types it is made in (default
-        :data:`docverify.meta.DEPENDENCIES`); ``force``: write even when one is kept.
+        :data:`docverify.provision.meta.DEPENDENCIES`); ``force``: write even when one is kept.
         Raises :class:`TemplateWriteFailed` when no answer passes in ``max_rounds``."""
         try:
             asyncio.get_running_loop()

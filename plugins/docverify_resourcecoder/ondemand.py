@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from docverify.cost import Usage
-from docverify.meta import DEPENDENCIES, META_TYPES
+from docverify.provision.meta import DEPENDENCIES, META_TYPES
 
 #: How many resources of one type a blocked step may ask for.
 MAX_COUNT = 3

@@ -30,7 +30,7 @@ from pydantic import Field
 from docverify.console import ConsoleEndpoint
 from docverify.cost import Usage
 from docverify.errors import EnvironmentProblem, Undecided
-from docverify.executor import artifact_name
+from docverify.execute.executor import artifact_name
 from docverify.provision import Provisioned
 from docverify.secrets import scrub
 from docverify_models.policies import EndpointOptions
@@ -129,7 +129,7 @@ class ResourceCoderProvisioner(TerraformProvisioner):
 
     @contextmanager
     def provision(self, task: Any, endpoint: ConsoleEndpoint) -> Iterator[Provisioned]:
-        from docverify.meta import MetaError, resolve_meta
+        from docverify.provision.meta import MetaError, resolve_meta
 
         suffix = task.context.get("suffix", "")
         folder = Path(self.options.work_dir) / f"{artifact_name(task.id)}-{suffix}.templates"
@@ -276,7 +276,7 @@ class ResourceCoderProvisioner(TerraformProvisioner):
 
     def _create(self, scope: _Scope, request: BlockedRequest, message: str) -> ProvisionReport:
         """Render, apply and report ``request`` in a stack of its own (blocking)."""
-        from docverify.meta import Requirement, close
+        from docverify.provision.meta import Requirement, close
         from docverify_terraform.stack import render_stack
         from docverify_terraform.engine import Ledger, TerraformError
 

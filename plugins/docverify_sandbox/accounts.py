@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from docverify.accounts.account import AccountSpec
-from docverify.accounts.rotation import RAM_VERSION, RamCallError, authenticated
-from docverify.accounts.secret import SecretRef
-from docverify.accounts.state import parse_time
+from docverify.lease.account import AccountSpec
+from docverify.lease.rotation import RAM_VERSION, RamCallError, authenticated
+from docverify.lease.secret import SecretRef
+from docverify.lease.state import parse_time
 
 
 def sandbox_accounts() -> list[AccountSpec]:
@@ -38,7 +38,7 @@ def sandbox_accounts() -> list[AccountSpec]:
 
 
 class SandboxAccessKeys:
-    """:class:`~docverify.accounts.rotation.AccessKeyApi` on a sandbox, with its
+    """:class:`~docverify.lease.rotation.AccessKeyApi` on a sandbox, with its
     ``SandboxClient``.
 
     The sandbox resolves the caller from the AccessKey: a RAM user's key acts as

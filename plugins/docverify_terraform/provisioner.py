@@ -1,7 +1,7 @@
 """The ``terraform`` provisioner: a task's Resource META, applied before it runs and
 destroyed after, always.
 
-For each task: :func:`docverify.meta.resolve_meta` says what must exist, the
+For each task: :func:`docverify.provision.meta.resolve_meta` says what must exist, the
 provider's templates render it (:func:`docverify_terraform.stack.render_stack`), Terraform
 applies it in the task's own working directory and state, and the outputs (IDs,
 names) go into the task context, where the doc's placeholders and the policy find
@@ -24,7 +24,7 @@ from pydantic import Field
 
 from docverify.console import ConsoleEndpoint
 from docverify.errors import EnvironmentProblem
-from docverify.executor import artifact_name
+from docverify.execute.executor import artifact_name
 from docverify.provision import Provisioned, Provisioner
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,7 @@ class TerraformProvisioner(Provisioner):
 
     @contextmanager
     def provision(self, task: Any, endpoint: ConsoleEndpoint) -> Iterator[Provisioned]:
-        from docverify.meta import MetaError, resolve_meta
+        from docverify.provision.meta import MetaError, resolve_meta
         from docverify_terraform.stack import render_stack
         from docverify_terraform.engine import Ledger
 
@@ -115,7 +115,7 @@ def credentials_for(access_key_id: str | None, env: dict[str, str], *, config_fi
     if key_id and secret and (not access_key_id or key_id == access_key_id):
         return Credentials(key_id, secret, region)
     if access_key_id:
-        from docverify.accounts import open_pool
+        from docverify.lease import open_pool
 
         for console in ("sandbox", "aliyun"):
             pool = open_pool(console=console, config_file=config_file)

@@ -38,7 +38,7 @@ from typing import Any, Iterable, Mapping
 import yaml
 
 from docverify.errors import EnvironmentProblem
-from docverify.meta import META_TYPES, UNNAMED, Requirement, instance_name
+from docverify.provision.meta import META_TYPES, UNNAMED, Requirement, instance_name
 
 #: The default region where a procedure names none.
 DEFAULT_REGION = "cn-hangzhou"
@@ -292,7 +292,7 @@ def render_stack(
     allow_uncovered: bool = False,
 ) -> Stack:
     """The Terraform files for ``requirements`` (closed over dependencies, in order:
-    :func:`docverify.meta.resolve_meta`) with ``provider``'s templates.
+    :func:`docverify.provision.meta.resolve_meta`) with ``provider``'s templates.
 
     A META type without a template is an :class:`UncoveredMetaError`, unless
     ``allow_uncovered``: then it and what depends on it are left out and listed in
@@ -367,7 +367,7 @@ def _functions(stack: Stack, resource: StackResource) -> dict[str, Any]:
         found = refs(meta_type)
         if not found:
             raise TemplateError(f"ref('{meta_type}'): this stack has no {meta_type} "
-                                f"(is '{meta_type}' a dependency of {resource.meta_type} in docverify.meta.DEPENDENCIES?)")
+                                f"(is '{meta_type}' a dependency of {resource.meta_type} in docverify.provision.meta.DEPENDENCIES?)")
         return found[0]
 
     def has(meta_type: str) -> bool:

@@ -27,7 +27,7 @@ tags = ["ecs", "nightly"]
 #: a separate process that leases an account, says so, and holds it until its stdin gets a line
 HOLDER = """\
 import sys
-from docverify.accounts import open_pool
+from docverify.lease import open_pool
 pool = open_pool(accounts_file=sys.argv[1], lease_dir=sys.argv[2], environ={})
 lease = pool.acquire(None if sys.argv[3] == "-" else sys.argv[3], timeout=float(sys.argv[4]), label="holder")
 print("held", lease.name, flush=True)
@@ -39,7 +39,7 @@ print("released", flush=True)
 #: a separate process that leases any account N times and logs "name start end" for each lease
 WORKER = """\
 import os, sys, time
-from docverify.accounts import open_pool
+from docverify.lease import open_pool
 pool = open_pool(accounts_file=sys.argv[1], lease_dir=sys.argv[2], environ={})
 for _ in range(int(sys.argv[4])):
     with pool.lease(timeout=60, label="worker") as lease:

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from accounts_helpers import HOLDER, POOL_FILE, rotation_file, write_secret
-from docverify.accounts import open_pool
+from docverify.lease import open_pool
 from docverify.cli import cli
 from docverify.errors import ExitCode
 
@@ -101,7 +101,7 @@ def test_lease_runs_the_command_with_the_account_and_returns_its_code(runner, po
 def test_a_docverify_child_uses_the_inherited_lease(runner, pool_file, workdir):
     """The child's own pool holds only the parent's account, and leases it without waiting for the parent."""
     out = workdir / "child.txt"
-    script = ("import sys; from docverify.accounts import open_pool; pool = open_pool(); "
+    script = ("import sys; from docverify.lease import open_pool; pool = open_pool(); "
               "lease = pool.acquire(timeout=0); second = None\n"
               "try: pool.acquire(timeout=0)\n"
               "except Exception as e: second = type(e).__name__\n"

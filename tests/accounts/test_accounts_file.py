@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from accounts_helpers import write_secret
-from docverify.accounts import AccountsFileError, open_pool
-from docverify.accounts.file import add_account, load_accounts
+from docverify.lease import AccountsFileError, open_pool
+from docverify.lease.file import add_account, load_accounts
 from docverify.errors import UsageError
 
 GOOD = """\
@@ -135,9 +135,9 @@ def test_a_third_party_console_plugin_offers_its_own_pool_and_ram_api(workdir, m
     """Nothing in the accounts package names a console: any plugin can offer both."""
     import dataclasses
 
-    import docverify.accounts.rotation as rotation
-    from docverify.accounts.account import AccountSpec
-    from docverify.accounts.secret import SecretRef
+    import docverify.lease.rotation as rotation
+    from docverify.lease.account import AccountSpec
+    from docverify.lease.secret import SecretRef
     from docverify.console import Console
     from docverify.hookspecs import hookimpl
     from docverify.plugins import load_plugins

@@ -12,7 +12,7 @@ from collections import defaultdict
 import pytest
 
 from accounts_helpers import HOLDER, POOL_FILE, WORKER
-from docverify.accounts import AccountQuarantined, NoSuchAccount, PoolExhausted, open_pool
+from docverify.lease import AccountQuarantined, NoSuchAccount, PoolExhausted, open_pool
 
 
 @pytest.fixture()

@@ -8,9 +8,9 @@ import sys
 import pytest
 
 from accounts_helpers import FakeKeyring, rotation_file, write_secret
-from docverify.accounts import open_pool, secret_values
-from docverify.accounts.rotation import RamCallError, access_key_api, rotate
-from docverify.accounts.state import fingerprint
+from docverify.lease import open_pool, secret_values
+from docverify.lease.rotation import RamCallError, access_key_api, rotate
+from docverify.lease.state import fingerprint
 from docverify.errors import UsageError
 from docverify_sandbox.client import SandboxApiError, SandboxClient
 

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from accounts_helpers import FakeKeyring, write_secret
-from docverify.accounts import Account, ScrubFilter, Secret, scrub, secret_values
-from docverify.accounts.secret import MASK, SecretError, SecretRef, mask_id
+from docverify.lease import Account, ScrubFilter, Secret, scrub, secret_values
+from docverify.lease.secret import MASK, SecretError, SecretRef, mask_id
 from docverify.errors import UsageError
 
 

@@ -9,7 +9,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from docverify.spec.parser import parse_file
+from docverify.parse.parser import parse_file
 
 ROOT = Path(__file__).resolve().parents[2]
 SET = ROOT / "benchmark" / "accuracy"

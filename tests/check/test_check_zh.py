@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from docverify.actions import Action, ActionKind, Observation
+from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.cli import cli
-from docverify.executor import browser_locale
-from docverify.spec.parser import parse_text
+from docverify.execute.executor import browser_locale
+from docverify.parse.parser import parse_text
 from docverify.task import make_task
-from docverify.trajectory import StepStatus
-from docverify.verdict import FindingKind
+from docverify.report.trajectory import StepStatus
+from docverify.check.verdict import FindingKind
 from docverify_literal.policy import LiteralPolicy
 
 from corpus_location import real_docs_root

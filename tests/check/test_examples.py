@@ -19,9 +19,9 @@ import pytest
 from click.testing import CliRunner
 
 from docverify.cli import cli
-from docverify.spec.model import Procedure
-from docverify.spec.parser import parse_paths
-from docverify.verdict import FindingKind
+from docverify.parse.model import Procedure
+from docverify.parse.parser import parse_paths
+from docverify.check.verdict import FindingKind
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

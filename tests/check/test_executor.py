@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from docverify.actions import Action, ActionKind
+from docverify.execute.actions import Action, ActionKind
 from docverify.console import LoginForm
 from docverify.errors import EnvironmentProblem
 from docverify_playwright.executor import PlaywrightExecutor

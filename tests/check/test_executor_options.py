@@ -15,7 +15,7 @@ from docverify.cli.app import App
 from docverify.cli.check import _executor_options
 from docverify.config import load_config
 from docverify.errors import ExitCode, UsageError
-from docverify.executor import Executor
+from docverify.execute.executor import Executor
 from docverify.hookspecs import hookimpl
 from docverify.plugins import load_plugins
 

@@ -7,11 +7,11 @@ import textwrap
 
 import pytest
 
-from docverify.actions import Action, ActionKind, Observation
-from docverify.spec.parser import parse_text
+from docverify.execute.actions import Action, ActionKind, Observation
+from docverify.parse.parser import parse_text
 from docverify.task import make_task
-from docverify.trajectory import StepStatus
-from docverify.verdict import FindingKind
+from docverify.report.trajectory import StepStatus
+from docverify.check.verdict import FindingKind
 from docverify_literal.policy import LiteralPolicy
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from docverify import revealed
+from docverify.execute import revealed
 from docverify import secrets as registry
 from docverify_playwright.browser import CHROMIUM_ARGS
 from docverify.cli import cli

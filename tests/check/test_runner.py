@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from docverify.actions import Action, ActionKind, Observation
-from docverify.checker import Checker, Evidence
-from docverify.policy import Episode, Policy
+from docverify.execute.actions import Action, ActionKind, Observation
+from docverify.check.checker import Checker, Evidence
+from docverify.execute.policy import Episode, Policy
 from docverify.run.runner import RunLimits, Runner, Stages
-from docverify.spec.parser import parse_text
+from docverify.parse.parser import parse_text
 from docverify.task import ExpectedEvent, make_task
-from docverify.trajectory import CheckResult, StepStatus
-from docverify.verdict import Finding, FindingKind, Verdict
+from docverify.report.trajectory import CheckResult, StepStatus
+from docverify.check.verdict import Finding, FindingKind, Verdict
 from docverify_none import NoneProvisioner
 from docverify_playwright.executor import PlaywrightExecutor
 from docverify_sandbox.console import SandboxConsole

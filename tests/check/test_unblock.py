@@ -14,9 +14,9 @@ import pytest
 from docverify.cost import Usage
 from docverify.provision import Provisioned, Provisioner
 from docverify.run.runner import RunLimits, Runner, Stages
-from docverify.spec.parser import parse_text
+from docverify.parse.parser import parse_text
 from docverify.task import make_task
-from docverify.verdict import Verdict
+from docverify.check.verdict import Verdict
 from docverify_actiontrail.checker import ActionTrailChecker
 from docverify_literal.policy import LiteralPolicy
 from docverify_playwright.executor import PlaywrightExecutor

@@ -11,10 +11,10 @@ from dataclasses import replace
 import pytest
 from pydantic import ValidationError
 
-from docverify.checker import Evidence
+from docverify.check.checker import Evidence
 from docverify.errors import EnvironmentProblem
 from docverify.plugins import load_plugins
-from docverify.spec.model import Procedure
+from docverify.parse.model import Procedure
 from docverify.task import ExpectedEvent, Task
 from docverify_actiontrail.checker import ActionTrailChecker
 from docverify_sandbox.client import SandboxApiError
@@ -219,7 +219,7 @@ def test_registered_as_a_builtin_checker():
 
 
 def test_an_event_of_a_parallel_procedure_is_not_taken_for_this_one(sandbox, client):
-    from docverify.trajectory import Turn
+    from docverify.report.trajectory import Turn
 
     started = time.time()
     mine, theirs = name("docverify-s1x2y3"), name("docverify-other")
@@ -250,7 +250,7 @@ def test_an_events_params_must_be_the_ones_expected(sandbox, client):
 def test_a_pass_means_the_docs_values_were_applied(sandbox, client):
     """Class 1 of issue 12: the event that reaches the goal must carry every value the
     procedure typed from the doc; one the console dropped is not the doc's procedure."""
-    from docverify.trajectory import Turn
+    from docverify.report.trajectory import Turn
 
     started = time.time()
     bucket = name()
@@ -269,7 +269,7 @@ def test_a_pass_means_the_docs_values_were_applied(sandbox, client):
 
 def test_a_value_the_audit_log_masks_is_not_held_against_the_procedure(sandbox, client):
     """A public key or a password is masked in the event: it cannot be checked, and it is no lost value."""
-    from docverify.trajectory import Turn
+    from docverify.report.trajectory import Turn
 
     started = time.time()
     key = name("docverify-kp")
@@ -285,7 +285,7 @@ def test_a_value_the_audit_log_masks_is_not_held_against_the_procedure(sandbox, 
 def test_of_two_matching_events_the_one_with_the_typed_values_is_this_procedures(sandbox, client):
     """A doc's fixed value holds no run suffix, so a parallel procedure's (or a provisioner's)
     event of the same kind matches too: the one that carries what this procedure typed is its own."""
-    from docverify.trajectory import Turn
+    from docverify.report.trajectory import Turn
 
     started = time.time()
     theirs, mine = name("docverify-provisioned"), name("billing-app")
@@ -302,7 +302,7 @@ def test_an_event_with_the_typed_values_that_comes_later_is_waited_for(sandbox, 
     """The first matching event lacks the values: the checker keeps polling within its budget."""
     import threading
 
-    from docverify.trajectory import Turn
+    from docverify.report.trajectory import Turn
 
     started = time.time()
     theirs, mine = name("docverify-provisioned"), name("billing-app")

@@ -1,4 +1,4 @@
-"""The built-in success-criteria map (docverify.criteria), over real documentation and annotations."""
+"""The built-in success-criteria map (docverify.check.criteria), over real documentation and annotations."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
-from docverify.criteria import builtin_criteria, match_text, product_key
-from docverify.spec.model import Action, Intent, Procedure, Step
-from docverify.spec.parser import parse_file, parse_text
+from docverify.check.criteria import builtin_criteria, match_text, product_key
+from docverify.parse.model import Action, Intent, Procedure, Step
+from docverify.parse.parser import parse_file, parse_text
 from docverify.task import ExpectedEvent, expected_events, make_task
 
 ALIBABA = "real-docs/alibaba_AlibabaCloudDocs"
@@ -315,6 +315,6 @@ def test_an_unknown_procedure_has_no_criteria():
 
 
 def test_the_map_imports_no_plugin():
-    code = "import sys, docverify.criteria; print(sorted(m for m in sys.modules if m.startswith('docverify_')))"
+    code = "import sys, docverify.check.criteria; print(sorted(m for m in sys.modules if m.startswith('docverify_')))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

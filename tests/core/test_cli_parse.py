@@ -105,7 +105,7 @@ def test_json_and_yaml_together_is_a_usage_error(runner):
 
 
 def test_jobs_option_and_env_reach_the_parser(runner, monkeypatch, tmp_path):
-    import docverify.spec.parser as parser_module
+    import docverify.parse.parser as parser_module
 
     seen = []
     real = parser_module.parse_files

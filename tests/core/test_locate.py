@@ -2,7 +2,7 @@
 
 import textwrap
 
-from docverify.locate import CLICKABLE, FILLABLE, MatchKind, locate, normalize, parse_snapshot, similarity
+from docverify.execute.locate import CLICKABLE, FILLABLE, MatchKind, locate, normalize, parse_snapshot, similarity
 
 SNAPSHOT = '''\
 - generic [active] [ref=e1]:

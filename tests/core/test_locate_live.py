@@ -3,7 +3,7 @@
 import pytest
 
 from docverify_playwright.browser import CHROMIUM_ARGS
-from docverify.locate import CLICKABLE, MatchKind, locate, parse_snapshot
+from docverify.execute.locate import CLICKABLE, MatchKind, locate, parse_snapshot
 
 pytestmark = pytest.mark.browser
 

@@ -1,7 +1,7 @@
 import pytest
 
 from docverify.errors import ExitCode
-from docverify.verdict import Finding, FindingKind, Verdict, decide, exit_code
+from docverify.check.verdict import Finding, FindingKind, Verdict, decide, exit_code
 
 
 def _finding(kind):

@@ -10,10 +10,10 @@ import textwrap
 
 import pytest
 
-from docverify.actions import ActionKind, Observation
+from docverify.execute.actions import ActionKind, Observation
 from docverify.cost import Budget, BudgetExhausted, CostMeter, Price
 from docverify.errors import EnvironmentProblem, Undecided
-from docverify.spec.parser import parse_text
+from docverify.parse.parser import parse_text
 from docverify.task import make_task
 from docverify_models.policies import OpenAIPolicy
 

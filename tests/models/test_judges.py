@@ -11,13 +11,13 @@ import time
 
 import pytest
 
-from docverify.actions import Observation
-from docverify.checker import Evidence
+from docverify.execute.actions import Observation
+from docverify.check.checker import Evidence
 from docverify.console import ConsoleEndpoint
-from docverify.spec.parser import parse_text
+from docverify.parse.parser import parse_text
 from docverify.task import ExpectedEvent, make_task
-from docverify.trajectory import Turn
-from docverify.verdict import Finding, FindingKind
+from docverify.report.trajectory import Turn
+from docverify.check.verdict import Finding, FindingKind
 from docverify_models.judges import JudgeOptions, JudgesChecker
 
 from fake_openai import FakeOpenAI, Reply, first_user

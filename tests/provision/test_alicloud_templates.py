@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from docverify.meta import META_TYPES, Requirement, close
+from docverify.provision.meta import META_TYPES, Requirement, close
 from docverify_terraform.stack import TemplateSet, render_stack
 
 #: Checked against aliyun/terraform-provider-alicloud website/docs/{r,d}/<name>.html.markdown

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from docverify.meta import (
+from docverify.provision.meta import (
     DEPENDENCIES,
     META_TYPES,
     MetaError,
@@ -18,7 +18,7 @@ from docverify.meta import (
     normalize_type,
     resolve_meta,
 )
-from docverify.spec.parser import parse_file
+from docverify.parse.parser import parse_file
 from docverify.task import make_task
 
 
@@ -75,8 +75,8 @@ def test_generated_names_follow_each_cloud_rule():
 
 
 def test_every_built_in_success_event_says_what_it_creates_or_needs():
-    from docverify.criteria import RULES
-    from docverify.meta import _EVENTS
+    from docverify.check.criteria import RULES
+    from docverify.provision.meta import _EVENTS
 
     unmapped = {(r.service or "", r.event) for r in RULES} - set(_EVENTS)
     assert unmapped == {("", "CreateServiceLinkedRole")}  # a service-linked role is not a resource docverify makes

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from docverify.meta import Requirement, close
-from docverify.spec.model import Procedure
+from docverify.provision.meta import Requirement, close
+from docverify.parse.model import Procedure
 from docverify_terraform.stack import (
     TemplateError,
     TemplateSet,

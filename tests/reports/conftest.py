@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from docverify.trajectory import RunSummary
+from docverify.report.trajectory import RunSummary
 from report_samples import make_summary, tiny_png
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import struct
 import zlib
 
-from docverify.spec.model import Procedure
+from docverify.parse.model import Procedure
 from docverify.task import Task
-from docverify.trajectory import CheckResult, ProcedureResult, RunSummary, StepOutcome, StepStatus, Turn
-from docverify.verdict import Finding, FindingKind, Verdict
+from docverify.report.trajectory import CheckResult, ProcedureResult, RunSummary, StepOutcome, StepStatus, Turn
+from docverify.check.verdict import Finding, FindingKind, Verdict
 
 ECS_DOC = "docs/ecs/create-instance.md"
 

@@ -106,8 +106,8 @@ def test_all_pass_prints_no_annotation():
 
 
 def _drifted(index: int, path: str) -> "ProcedureResult":  # noqa: F821 - imported in the body
-    from docverify.trajectory import ProcedureResult
-    from docverify.verdict import Finding, FindingKind, Verdict
+    from docverify.report.trajectory import ProcedureResult
+    from docverify.check.verdict import Finding, FindingKind, Verdict
 
     findings = [Finding(kind=FindingKind.ELEMENT_NOT_FOUND, path=path, line=10 * index + k, step=str(k),
                         expected=f"Button {index}.{k}", observed="") for k in (1, 2)]

@@ -2,7 +2,7 @@
 
 import json
 
-from docverify.trajectory import ProcedureResult
+from docverify.report.trajectory import ProcedureResult
 from docverify_reports.json_report import JsonReporter
 
 from report_samples import make_summary, sample_results

@@ -2,7 +2,7 @@
 
 import xml.etree.ElementTree as ET
 
-from docverify.verdict import Verdict
+from docverify.check.verdict import Verdict
 from docverify_reports.junit import JUnitReporter
 
 from report_samples import make_summary, sample_results

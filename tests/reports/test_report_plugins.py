@@ -6,7 +6,7 @@ import pytest
 
 from docverify.errors import ExitCode, UsageError
 from docverify.plugins import load_plugins
-from docverify.reporter import Reporter
+from docverify.report.reporter import Reporter
 from report_samples import task_for
 
 REPORTERS = ["console", "github", "html", "json", "junit"]

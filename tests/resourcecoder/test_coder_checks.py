@@ -12,8 +12,8 @@ import yaml
 
 from coder_helpers import KEY_PAIR, SECURITY_GROUP, template_answer
 
-from docverify.meta import Requirement
-from docverify.spec.parser import parse_text
+from docverify.provision.meta import Requirement
+from docverify.parse.parser import parse_text
 from docverify.task import make_task
 from docverify_resourcecoder.candidates import Candidate, CandidateStore, compose
 from docverify_resourcecoder.coder import hcl_problems, parse_answer, safety_problems

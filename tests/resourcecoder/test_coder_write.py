@@ -51,7 +51,7 @@ def test_a_template_written_and_validated_in_one_round_is_kept_as_a_candidate(te
     assert "security_group_name (string, optional)" in prompt
     assert 'ref("vpc")` -> `sandbox_vpc_vpc.vpc_1`' in prompt and '{"description": "web"}' in prompt
     # a --templates folder: the real renderer uses the candidate
-    from docverify.meta import Requirement, close
+    from docverify.provision.meta import Requirement, close
 
     spec = render_stack(close([Requirement(type="security_group")]), "sandbox", suffix="zz9",
                         templates=tmp_path / "candidates")

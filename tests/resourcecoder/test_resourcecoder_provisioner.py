@@ -15,8 +15,8 @@ import pytest
 from coder_helpers import ROOT, SECURITY_GROUP, template_answer, user_text
 
 from docverify.cost import Usage
-from docverify.meta import resolve_meta
-from docverify.spec.parser import parse_text
+from docverify.provision.meta import resolve_meta
+from docverify.parse.parser import parse_text
 from docverify.task import make_task
 from docverify_resourcecoder.provisioner import ResourceCoderProvisioner
 from docverify_sandbox.console import SandboxConsole

@@ -18,7 +18,7 @@ from docverify.run.select import (
     select,
     split_selector,
 )
-from docverify.spec.parser import parse_paths
+from docverify.parse.parser import parse_paths
 
 BUCKETS = """\
 # Buckets

@@ -16,9 +16,9 @@ from docverify.run.store import (
     fingerprint,
     new_run_id,
 )
-from docverify.spec.parser import parse_file
-from docverify.trajectory import CheckResult, ProcedureResult, StepOutcome, StepStatus, Turn
-from docverify.verdict import Finding, FindingKind, Verdict
+from docverify.parse.parser import parse_file
+from docverify.report.trajectory import CheckResult, ProcedureResult, StepOutcome, StepStatus, Turn
+from docverify.check.verdict import Finding, FindingKind, Verdict
 
 DOC = """\
 ---

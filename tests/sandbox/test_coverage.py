@@ -1,7 +1,7 @@
 """Which UI labels of the Alibaba corpus procedures exist in the 2021 release catalog.
 
 A simple local reading of the docs (bold text ``**...**`` and ``\\>`` menu paths); the
-real parser lives in docverify/spec and is not used here on purpose. English docs are
+real parser lives in docverify/parse and is not used here on purpose. English docs are
 checked against the English console, Chinese docs against the console in Chinese.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from docverify.locate import normalize
+from docverify.execute.locate import normalize
 from docverify_sandbox import catalog, i18n
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus" / "real-docs" / "alibaba_AlibabaCloudDocs"

@@ -11,9 +11,9 @@ from click.testing import CliRunner
 
 from docverify.cli import cli
 from docverify.errors import ExitCode
-from docverify.spec.annotation_model import AnnotationModel
-from docverify.spec.model import Severity
-from docverify.spec.parser import parse_text
+from docverify.parse.annotation_model import AnnotationModel
+from docverify.parse.model import Severity
+from docverify.parse.parser import parse_text
 from docverify.task import expected_events
 
 TYPO = """
@@ -153,6 +153,6 @@ def test_check_refuses_to_run_a_doc_with_a_typo(tmp_path) -> None:
 
 
 def test_the_parser_lists_the_keys_the_model_accepts() -> None:
-    from docverify.spec import annotation_model, annotations
+    from docverify.parse import annotation_model, annotations
 
     assert annotations._VALID == annotation_model._VALID  # annotations.py names them without loading pydantic

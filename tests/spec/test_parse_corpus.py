@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from docverify.spec.model import Severity
-from docverify.spec.parser import parse_file, parse_paths
+from docverify.parse.model import Severity
+from docverify.parse.parser import parse_file, parse_paths
 from corpus_location import real_docs_root
 from tests_spec_helpers import all_lines
 

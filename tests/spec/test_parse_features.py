@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from docverify.spec.model import Intent, Severity
-from docverify.spec.parser import parse_text
+from docverify.parse.model import Intent, Severity
+from docverify.parse.parser import parse_text
 
 
 def parse(markdown: str, path: str = "docs/Create a bucket.md"):

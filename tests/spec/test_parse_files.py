@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from docverify.spec.model import Severity
-from docverify.spec.parser import discover, parse_file, parse_paths
+from docverify.parse.model import Severity
+from docverify.parse.parser import discover, parse_file, parse_paths
 
 GOOD = "# Create\n\n1. Click **Create**.\n"
 
@@ -85,7 +85,7 @@ def _many_files(root: Path, count: int) -> list[Path]:
 
 
 def test_parallel_parsing_returns_the_same_documents_in_order(tmp_path: Path) -> None:
-    from docverify.spec.parser import PARALLEL_MIN_FILES, parse_files
+    from docverify.parse.parser import PARALLEL_MIN_FILES, parse_files
 
     files = _many_files(tmp_path, PARALLEL_MIN_FILES + 5)
     serial = parse_files(files, jobs=1)
@@ -100,7 +100,7 @@ def test_parallel_parsing_returns_the_same_documents_in_order(tmp_path: Path) ->
 def test_a_dead_worker_pool_falls_back_to_this_process(tmp_path: Path, monkeypatch, caplog) -> None:
     from concurrent.futures.process import BrokenProcessPool
 
-    import docverify.spec.parser as parser_module
+    import docverify.parse.parser as parser_module
 
     class DyingPool:
         def __init__(self, *args, **kwargs) -> None:

@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from docverify.spec.model import Procedure, Step
-from docverify.spec.parser import parse_file
+from docverify.parse.model import Procedure, Step
+from docverify.parse.parser import parse_file
 
 GOLDEN = Path(__file__).parent / "golden"
 GOLDEN_FILES = sorted(GOLDEN.glob("*.yaml"))

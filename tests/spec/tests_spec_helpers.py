@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from docverify.spec.model import Document, Procedure, Step
+from docverify.parse.model import Document, Procedure, Step
 
 
 def all_lines(document: Document) -> Iterator[int]:

@@ -68,7 +68,7 @@ def test_attributes_come_from_the_create_operation():
 def test_types_yaml_maps_every_meta_type_to_a_provider_type_with_a_template():
     mapping = types()
     try:
-        from docverify.meta import META_TYPES
+        from docverify.provision.meta import META_TYPES
     except ImportError:  # the META vocabulary lands with the provisioner
         META_TYPES = tuple(mapping)
     assert set(mapping) == set(META_TYPES)

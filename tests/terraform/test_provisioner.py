@@ -16,7 +16,7 @@ import pytest
 
 from docverify.console import ConsoleEndpoint
 from docverify.errors import EnvironmentProblem
-from docverify.spec.parser import parse_text
+from docverify.parse.parser import parse_text
 from docverify.task import make_task
 from docverify_sandbox.console import SandboxConsole
 from docverify_terraform.provisioner import TerraformProvisioner

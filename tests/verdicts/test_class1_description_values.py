@@ -7,10 +7,10 @@ values are read, applied, and a PASS means the console's audit event carries the
 
 from __future__ import annotations
 
-from docverify.actions import ActionKind
-from docverify.spec.fields import value_from_description
-from docverify.spec.inline import BOLD_CLOSE as B_, BOLD_OPEN as B, CODE_CLOSE as C_, CODE_OPEN as C
-from docverify.verdict import FindingKind
+from docverify.execute.actions import ActionKind
+from docverify.parse.fields import value_from_description
+from docverify.parse.inline import BOLD_CLOSE as B_, BOLD_OPEN as B, CODE_CLOSE as C_, CODE_OPEN as C
+from docverify.check.verdict import FindingKind
 from verdict_helpers import act, episode, page, procedure
 
 

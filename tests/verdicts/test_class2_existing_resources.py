@@ -8,8 +8,8 @@ skipped and not done on another row.
 
 from __future__ import annotations
 
-from docverify.actions import ActionKind
-from docverify.spec.model import Intent
+from docverify.execute.actions import ActionKind
+from docverify.parse.model import Intent
 from verdict_helpers import act, episode, page, procedure
 
 
@@ -141,7 +141,7 @@ def test_a_field_that_asks_for_an_existing_resource_gets_the_runs_one():
 
 
 def test_provisioning_outputs_beyond_ids_and_names_reach_the_task_context():
-    from docverify.meta import Requirement, close
+    from docverify.provision.meta import Requirement, close
     from docverify_terraform.stack import render_stack
 
     stack = render_stack(close([Requirement(type="eip")]), "sandbox", suffix="ab12cd")

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from docverify.actions import ActionKind
-from docverify.locate import locate, parse_snapshot, renamed
-from docverify.verdict import FindingKind
+from docverify.execute.actions import ActionKind
+from docverify.execute.locate import locate, parse_snapshot, renamed
+from docverify.check.verdict import FindingKind
 from verdict_helpers import act, episode, page
 
 

@@ -7,8 +7,8 @@ finding), while a longer label that merely starts the same is not.
 
 from __future__ import annotations
 
-from docverify.actions import ActionKind
-from docverify.locate import MatchKind, locate, parse_snapshot
+from docverify.execute.actions import ActionKind
+from docverify.execute.locate import MatchKind, locate, parse_snapshot
 from verdict_helpers import act, episode, page
 
 FORM = '''

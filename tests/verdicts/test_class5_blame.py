@@ -8,8 +8,8 @@ a wizard page the console added is missing before the doc's "Next:" step.
 
 from __future__ import annotations
 
-from docverify.actions import ActionKind, Observation
-from docverify.verdict import FindingKind
+from docverify.execute.actions import ActionKind, Observation
+from docverify.check.verdict import FindingKind
 from verdict_helpers import act, episode, page
 
 FORM = page('''

@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from docverify.cli import cli
-from docverify.criteria import match_text
+from docverify.check.criteria import match_text
 from docverify.errors import ExitCode
-from docverify.verdict import Finding, FindingKind, Verdict, decide
+from docverify.check.verdict import Finding, FindingKind, Verdict, decide
 from verdict_helpers import procedure
 
 

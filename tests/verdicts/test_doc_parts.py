@@ -15,14 +15,14 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from docverify.actions import Action, ActionKind
+from docverify.execute.actions import Action, ActionKind
 from docverify.cli import cli
 from docverify.run.runner import Outcome, Runner
-from docverify.spec.parser import parse_text
-from docverify.spec.sequence import lead_in, part_number, with_lead_in
+from docverify.parse.parser import parse_text
+from docverify.parse.sequence import lead_in, part_number, with_lead_in
 from docverify.task import make_task
-from docverify.trajectory import Turn
-from docverify.verdict import Finding, FindingKind
+from docverify.report.trajectory import Turn
+from docverify.check.verdict import Finding, FindingKind
 from verdict_helpers import procedure as one_procedure
 
 

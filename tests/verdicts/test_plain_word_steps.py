@@ -11,8 +11,8 @@ has what it names.
 
 from __future__ import annotations
 
-from docverify.actions import ActionKind
-from docverify.spec.model import Intent
+from docverify.execute.actions import ActionKind
+from docverify.parse.model import Intent
 from verdict_helpers import act, episode, page, procedure
 
 
@@ -164,7 +164,7 @@ def test_fields_named_in_plain_words_are_filled_by_their_own_labels():
 
 
 def test_words_find_one_control_or_none():
-    from docverify.locate import locate_words, parse_snapshot
+    from docverify.execute.locate import locate_words, parse_snapshot
 
     elements = parse_snapshot('''
 - group "Port Range" [ref=g1]

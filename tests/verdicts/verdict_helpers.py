@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import textwrap
 
-from docverify.actions import Action, Observation
-from docverify.spec.model import Procedure
-from docverify.spec.parser import parse_text
+from docverify.execute.actions import Action, Observation
+from docverify.parse.model import Procedure
+from docverify.parse.parser import parse_text
 from docverify.task import make_task
 from docverify_literal.policy import LiteralPolicy
 

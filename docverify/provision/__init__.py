@@ -1,0 +1,38 @@
+"""Stage 3, provision: make a task's Resource META exist, and tear it down.
+
+:mod:`~docverify.provision.meta` reads what a procedure needs (its Resource META);
+:mod:`~docverify.provision.plan` is the contract of what ``docverify plan`` shows of
+it; the provisioner family (below) creates it.
+
+A provisioner's ``provision()`` is a context manager: entering it creates what
+the procedure needs and yields the outputs (IDs, names) that flow into the task
+context; leaving it, even on error or Ctrl-C, destroys what it created.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+from docverify.cost import Metered, Usage
+from docverify.registry import Plugin
+
+
+@dataclass
+class Provisioned:
+    """What a provisioner made: outputs by resource, for the task context."""
+
+    outputs: dict[str, Any] = field(default_factory=dict)
+    resources: list[str] = field(default_factory=list)  #: human-readable, for reports
+    usage: Usage = field(default_factory=Usage)  #: model calls spent preparing it (ResourceCoder), for the bill
+
+
+class Provisioner(Metered, Plugin):
+    """Base class of provisioner plugins. :attr:`meter` prices model calls (ResourceCoder)."""
+
+    def provision(self, task: Any, endpoint: Any) -> AbstractContextManager[Provisioned]:
+        """Create ``task``'s Resource META in the account ``endpoint`` signs in to.
+
+        Runs in a worker thread (Terraform takes seconds; the other procedures go on)."""
+        raise NotImplementedError
