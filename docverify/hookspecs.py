@@ -76,7 +76,7 @@ def register_reporters(register: "Register") -> None:
 
 @hookspec
 def register_commands(register: "Register") -> None:
-    """Register extra CLI commands (click commands or groups), e.g. ``train`` or
+    """Register extra CLI commands (click commands or groups), e.g. ``cleanup`` or
     ``sandbox``. A command's name must not clash with a built-in command."""
 
 

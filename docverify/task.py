@@ -10,31 +10,13 @@ from __future__ import annotations
 
 import re
 import secrets
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
-from docverify.parse.annotation_model import ExpectedAuditEvent
+from docverify.check.criteria import ExpectedEvent, expected_events
 from docverify.parse.model import Procedure
 
 #: ``<name>``: a placeholder, named in English or in Chinese (``<登录名称>``)
 PLACEHOLDER = re.compile(r"<([A-Za-z\u4e00-\u9fff][\w .-]{0,40})>")
-
-
-@dataclass(frozen=True)
-class ExpectedEvent:
-    """An audit event whose presence (without an error code) means success."""
-
-    event: str  #: eventName, "PutBucket"
-    service: str | None = None  #: serviceName, "Oss"
-    resource: str | None = None  #: a resource name that must appear in the event, if given
-    source: str = "annotation"  #: "annotation" or "built-in"
-    params: dict[str, str] = field(default_factory=dict)  #: request parameters the event must carry
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None and v != {}}
-
-    def describe(self) -> str:
-        return f"{self.service + ':' if self.service else ''}{self.event}"
 
 
 @dataclass
@@ -94,26 +76,6 @@ def new_suffix() -> str:
     """A random name suffix: lower-case letters and digits, 6 characters."""
     alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
     return "".join(secrets.choice(alphabet) for _ in range(6))
-
-
-def expected_events(procedure: Procedure) -> list[ExpectedEvent]:
-    """The procedure's success criteria: its annotation's ``expect:``, else the
-    built-in map of common procedures (:mod:`docverify.check.criteria`)."""
-    from docverify.check.criteria import builtin_criteria
-
-    annotation = procedure.annotation
-    if annotation is not None and annotation.expect:  # validated by the parser (spec/annotations.py)
-        items = [ExpectedAuditEvent.model_validate(item) for item in annotation.expect]
-        return [
-            ExpectedEvent(
-                event=item.event_name,
-                service=item.service_name,
-                resource=item.resource_name,
-                params={key: str(value) for key, value in item.params.items()},
-            )
-            for item in items
-        ]
-    return builtin_criteria(procedure)
 
 
 def make_task(procedure: Procedure, *, suffix: str | None = None, default_region: str | None = None) -> Task:

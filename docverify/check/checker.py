@@ -9,6 +9,7 @@ undecided (``None``), with a reason.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from docverify.execute.actions import Observation
 from docverify.console import ConsoleEndpoint
@@ -17,6 +18,14 @@ from docverify.registry import Plugin
 from docverify.task import Task
 from docverify.report.trajectory import CheckResult, Turn
 from docverify.check.verdict import Finding
+
+
+class AuditReader(Protocol):
+    """A console's audit log, as one account sees it."""
+
+    async def events(self, start: float, end: float, name: str | None = None) -> list[dict[str, Any]]:
+        """Every event (named ``name``, when given) between ``start`` and ``end``
+        (epoch seconds), newest first, as the log gives them (dicts)."""
 
 
 @dataclass(frozen=True)
@@ -30,6 +39,9 @@ class Evidence:
     finished: float
     findings: list[Finding] = field(default_factory=list)
     final: Observation | None = None  #: the page when the episode ended
+    #: the console's audit log, where a configured checker reads one (:meth:`Checker.audit_reader`):
+    #: a checker that decides otherwise (the judges) may weigh its events
+    audit: AuditReader | None = None
 
 
 class Checker(Metered, Plugin):
@@ -47,3 +59,8 @@ class Checker(Metered, Plugin):
 
     async def check(self, evidence: Evidence) -> CheckResult:
         raise NotImplementedError
+
+    def audit_reader(self, endpoint: ConsoleEndpoint) -> AuditReader | None:
+        """Optional: how this checker reads ``endpoint``'s audit log, for the evidence
+        every checker gets (:attr:`Evidence.audit`); None (the default) when it reads none."""
+        return None

@@ -34,11 +34,48 @@ names AWS, Amazon, Azure...) gets no built-in criteria.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from functools import cached_property
+from pathlib import Path
+from typing import Any
 
+from docverify.parse.annotation_model import ExpectedAuditEvent
 from docverify.parse.model import Intent, Procedure
-from docverify.task import ExpectedEvent
+
+@dataclass(frozen=True)
+class ExpectedEvent:
+    """An audit event whose presence (without an error code) means success."""
+
+    event: str  #: eventName, "PutBucket"
+    service: str | None = None  #: serviceName, "Oss"
+    resource: str | None = None  #: a resource name that must appear in the event, if given
+    source: str = "annotation"  #: "annotation" or "built-in"
+    params: dict[str, str] = field(default_factory=dict)  #: request parameters the event must carry
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None and v != {}}
+
+    def describe(self) -> str:
+        return f"{self.service + ':' if self.service else ''}{self.event}"
+
+
+def expected_events(procedure: Procedure) -> list[ExpectedEvent]:
+    """The procedure's success criteria: its annotation's ``expect:``, else the
+    built-in map of common procedures (:mod:`docverify.check.criteria`)."""
+    annotation = procedure.annotation
+    if annotation is not None and annotation.expect:  # validated by the parser (spec/annotations.py)
+        items = [ExpectedAuditEvent.model_validate(item) for item in annotation.expect]
+        return [
+            ExpectedEvent(
+                event=item.event_name,
+                service=item.service_name,
+                resource=item.resource_name,
+                params={key: str(value) for key, value in item.params.items()},
+            )
+            for item in items
+        ]
+    return builtin_criteria(procedure)
+
 
 # --- verbs (English and Chinese), as regular-expression alternatives --------------------------
 
@@ -328,8 +365,6 @@ def builtin_criteria(procedure: Procedure) -> list[ExpectedEvent]:
     ``[]`` when it is not one of the procedures the map knows."""
     if _is_foreign(procedure):
         return []
-    from docverify.provision.meta import product_of  # (meta reads this module's rules: imported here)
-
     product = product_key(procedure) or product_of(procedure)  # the console, else the doc's own words
     found = match_text(_title(procedure.title), product)
     if not found and _opens_console(procedure):
@@ -419,3 +454,23 @@ def _clicked_labels(procedure: Procedure) -> list[str]:
         a.target for s in procedure.all_steps() for a in s.actions
         if a.intent in (Intent.CLICK, Intent.CONFIRM) and a.target
     ]
+
+
+def product_of(procedure: Procedure) -> str | None:
+    """The procedure's product as a key (``ecs``, ``rds``, ``alb`` ...): the built-in
+    criteria's reading (annotation, front matter, the console it opens), else the
+    title, headings, menu paths and file name."""
+    key = product_key(procedure)
+    if key is not None:
+        return key
+    texts = [procedure.title, *procedure.headings]
+    texts += [" ".join(a.path) for s in procedure.all_steps() for a in s.actions if a.path]
+    path = Path(procedure.path)
+    texts.append(path.stem.replace("_", " "))
+    texts += [part.replace("_", " ") for part in reversed(path.parent.parts[-3:])]  # docs/ecs/zh/...
+    for text in texts:
+        lowered = text.lower()
+        for product, pattern in PRODUCT_WORDS:
+            if re.search(rf"(?:(?<![a-z])|(?![a-z]))(?:{pattern})(?![a-z])", lowered):
+                return product
+    return None

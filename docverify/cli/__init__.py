@@ -133,7 +133,7 @@ def cli(ctx: click.Context, config_path: str | None) -> None:
     if debug_enabled():
         import logging
 
-        from docverify.secrets import ScrubFilter
+        from docverify.scrub import ScrubFilter
 
         logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
         for handler in logging.getLogger().handlers:  # debug logs show requests: never a secret in them

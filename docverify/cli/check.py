@@ -63,7 +63,8 @@ def _options(values: tuple[str, ...]) -> dict[str, object]:
               help="Only documents changed since GIT_REF (committed, staged or not). Env: DOCVERIFY_CHANGED_SINCE.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Procedures in parallel (browser contexts). Env: DOCVERIFY_JOBS.")
 @click.option("--policy", shell_complete=completion.plugin_name("policies"),
-              help="Policy plugin (default literal). Env: DOCVERIFY_POLICY.")
+              help="Policy plugin (default literal, or hybrid once [policy.hybrid] is configured). "
+                   "Env: DOCVERIFY_POLICY.")
 @click.option("--console", "console_name", shell_complete=completion.plugin_name("consoles"),
               help="Console plugin (default sandbox). Env: DOCVERIFY_CONSOLE.")
 @click.option("--provisioner", shell_complete=completion.plugin_name("provisioners"),

@@ -6,7 +6,7 @@ page (``{"AccessKey": {"AccessKeySecret": ...}}``) or on the page itself (a valu
 labelled *AccessKey Secret*, *Password*, *Private Key*, 密钥, 密码 in the dialog
 that reveals it). docverify never needs that value, and must never write it: the
 executor hands what the console sent and showed to the recognisers below, and
-every value they find is registered with :mod:`docverify.secrets` before the next
+every value they find is registered with :mod:`docverify.scrub` before the next
 observation or screenshot, so screenshots mask it and traces, reports, the
 results store and logs are scrubbed of it.
 
@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-from docverify.secrets import MIN_LENGTH, register
+from docverify.scrub import MIN_LENGTH, register
 
 #: JSON keys whose string value is a secret, matched at the end of the key with
 #: case and ``_``/``-`` ignored (``AccessKeySecret``, ``access_key_secret``).

@@ -28,7 +28,7 @@ from typing import AsyncIterator, Iterator, Mapping, Sequence
 from docverify.lease.account import Account, AccountSpec
 from docverify.lease.state import AccountState, KeyRecord, Quarantine, StateStore, iso, parse_time, utcnow
 from docverify.errors import EnvironmentProblem, UsageError
-from docverify.secrets import scrub
+from docverify.scrub import scrub
 
 LEASE_DIR_ENV = "DOCVERIFY_LEASE_DIR"
 LEASE_TIMEOUT_ENV = "DOCVERIFY_LEASE_TIMEOUT"

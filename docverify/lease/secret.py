@@ -9,7 +9,7 @@ An accounts file never holds a secret, only a reference to where it is kept:
   is relative to the accounts file.
 
 A resolved value lives in a :class:`Secret`, whose ``repr`` and ``str`` are
-masked, and is registered with :mod:`docverify.secrets`, so reporters and logs
+masked, and is registered with :mod:`docverify.scrub`, so reporters and logs
 remove it from what they write (:func:`scrub`, :func:`secret_values`,
 :class:`ScrubFilter`).
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Mapping
 
 from docverify.errors import ConfigError, UsageError
-from docverify.secrets import MASK, ScrubFilter, known, register, scrub
+from docverify.scrub import MASK, ScrubFilter, known, register, scrub
 
 __all__ = ["MASK", "ScrubFilter", "Secret", "SecretError", "SecretRef", "mask_id", "remember", "scrub",
            "secret_values", "write_private"]
@@ -79,7 +79,7 @@ def remember(value: str) -> None:
 
 def secret_values() -> frozenset[str]:
     """Every secret value registered in this process (resolved, or created by
-    rotation), for reporters and logs to scrub; see :mod:`docverify.secrets`."""
+    rotation), for reporters and logs to scrub; see :mod:`docverify.scrub`."""
     return known()
 
 

@@ -39,7 +39,7 @@ from typing import Any, Iterable, NoReturn
 
 from pydantic import ValidationError
 
-from docverify.check.criteria import PRODUCT_WORDS, TITLE_PREFIX, _is_foreign, match_text, product_key
+from docverify.check.criteria import TITLE_PREFIX, _is_foreign, expected_events, match_text, product_of
 from docverify.errors import UsageError
 from docverify.parse.annotation_model import RequiredResource, describe
 from docverify.parse.model import Intent, Procedure, Step
@@ -677,26 +677,6 @@ class _Collector:
             items.append(evidence)
 
 
-def product_of(procedure: Procedure) -> str | None:
-    """The procedure's product as a key (``ecs``, ``rds``, ``alb`` ...): the built-in
-    criteria's reading (annotation, front matter, the console it opens), else the
-    title, headings, menu paths and file name."""
-    key = product_key(procedure)
-    if key is not None:
-        return key
-    texts = [procedure.title, *procedure.headings]
-    texts += [" ".join(a.path) for s in procedure.all_steps() for a in s.actions if a.path]
-    path = Path(procedure.path)
-    texts.append(path.stem.replace("_", " "))
-    texts += [part.replace("_", " ") for part in reversed(path.parent.parts[-3:])]  # docs/ecs/zh/...
-    for text in texts:
-        lowered = text.lower()
-        for product, pattern in PRODUCT_WORDS:
-            if re.search(rf"(?:(?<![a-z])|(?![a-z]))(?:{pattern})(?![a-z])", lowered):
-                return product
-    return None
-
-
 def _snippet(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -709,7 +689,6 @@ def _events(procedure: Procedure, product: str | None, collector: _Collector) ->
     names); a wizard step titled "Step 2: ..." without an event of its own takes
     the enclosing heading's ("Create an instance by using the wizard"), as a weak
     output that what the steps act on overrides."""
-    from docverify.task import expected_events
 
     events = [(e.service or "", e.event, "annotation expect" if e.source == "annotation" else "title", False)
               for e in expected_events(procedure)]

@@ -33,8 +33,8 @@ from docverify.execute.policy import Policy
 from docverify.provision import Provisioned, Provisioner
 from docverify.report.reporter import Reporter
 from docverify.run.consequences import Consequences
-from docverify.secrets import known as known_secrets
-from docverify.secrets import scrub_data
+from docverify.scrub import known as known_secrets
+from docverify.scrub import scrub_data
 from docverify.parse.sequence import as_written, is_lead_step, lead_part
 from docverify.task import Task
 from docverify.report.trajectory import CheckResult, ProcedureResult, StepOutcome, StepStatus, Turn
@@ -397,8 +397,10 @@ class Runner:
     async def check(self, task: Task, outcome: Outcome, endpoint: ConsoleEndpoint) -> CheckResult | None:
         for checker in self.stages.checkers:
             if checker.applies(task):
+                audit = next((reader for other in self.stages.checkers
+                              if (reader := other.audit_reader(endpoint)) is not None), None)
                 evidence = Evidence(task, outcome.turns, endpoint, outcome.started, outcome.finished,
-                                    outcome.findings, outcome.final)
+                                    outcome.findings, outcome.final, audit)
                 result = await checker.check(evidence)
                 if result.usage is not None:  # judging this procedure goes on its bill
                     outcome.usage.add(result.usage)

@@ -4,7 +4,7 @@ One SQLite file (``.docverify/results.db`` by default) holds the runs and their
 results. Each :meth:`ResultStore.save` commits at once, so a run that is
 interrupted or crashes loses nothing, and ``--resume`` takes over the results whose
 procedure has not changed since (same :func:`fingerprint`). The file is opened in
-WAL mode with a busy timeout, so several processes (CI shards, Ray workers) and
+WAL mode with a busy timeout, so several processes (parallel runs, CI shards) and
 several threads, each with its own ``ResultStore``, can write to it at once.
 
 Tables (schema version in ``PRAGMA user_version``)::

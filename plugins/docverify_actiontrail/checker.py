@@ -34,9 +34,11 @@ from typing import Any
 from pydantic import Field, SecretStr
 
 from docverify.check.checker import Checker, Evidence
+from docverify.console import ConsoleEndpoint
 from docverify.errors import CredentialsRejected, EnvironmentProblem
-from docverify.secrets import ASCII_MASK, scrub_values
-from docverify.task import ExpectedEvent, Task
+from docverify.scrub import ASCII_MASK, scrub_values
+from docverify.check.criteria import ExpectedEvent
+from docverify.task import Task
 from docverify.report.trajectory import CheckResult
 
 #: The first retry waits this long; each next one twice as long, up to POLL_CAP_S.
@@ -89,11 +91,14 @@ class ActionTrailChecker(Checker):
     def applies(self, task: Task) -> bool:
         return bool(task.criteria)
 
+    def audit_reader(self, endpoint: ConsoleEndpoint) -> "Reader | None":
+        return Reader(endpoint, self.options) if endpoint.audit_url else None
+
     async def check(self, evidence: Evidence) -> CheckResult:
         task = evidence.task
         if not task.criteria:
             return CheckResult(self.name, None, "no success criteria: no audit event to look up")
-        audit_log = await asyncio.to_thread(AuditLog.connect, evidence, self.options)  # imports the client
+        audit_log = await asyncio.to_thread(AuditLog.connect, evidence.endpoint, self.options)  # imports the client
         start = evidence.started - self.options.margin_s
         end = evidence.finished + self.options.margin_s
         names = _typed_names(evidence)
@@ -202,7 +207,7 @@ class AuditLog:
         self._secrets = secrets
 
     @classmethod
-    def connect(cls, evidence: Evidence, options: ActionTrailChecker.Options) -> "AuditLog":
+    def connect(cls, endpoint: ConsoleEndpoint, options: ActionTrailChecker.Options) -> "AuditLog":
         try:
             from alibabacloud_actiontrail20200706.client import Client
             from alibabacloud_tea_openapi import models as openapi_models
@@ -211,7 +216,6 @@ class AuditLog:
                 "the actiontrail checker needs the ActionTrail client (alibabacloud-actiontrail20200706)",
                 hint="pip install 'docverify[actiontrail]'",
             ) from None
-        endpoint = evidence.endpoint
         protocol, host = _split_url(endpoint.audit_url, default_scheme=endpoint.url.partition("://")[0] or "https")
         url = f"{protocol}://{host}"
         key_id = options.access_key_id or endpoint.extra.get("access_key_id")
@@ -271,6 +275,21 @@ class AuditLog:
             return EnvironmentProblem(where)
         return TransientAuditError(f"cannot reach the audit log at {self.url}: {message}",
                                    hint="is the console running and its audit endpoint reachable?")
+
+
+class Reader:
+    """The console's audit log for the other checkers (:class:`~docverify.check.checker.AuditReader`):
+    connected on first use, read in a worker thread."""
+
+    def __init__(self, endpoint: ConsoleEndpoint, options: ActionTrailChecker.Options) -> None:
+        self.endpoint = endpoint
+        self.options = options
+        self._log: AuditLog | None = None
+
+    async def events(self, start: float, end: float, name: str | None = None) -> list[dict[str, Any]]:
+        if self._log is None:
+            self._log = await asyncio.to_thread(AuditLog.connect, self.endpoint, self.options)
+        return await asyncio.to_thread(self._log.events, name, start, end)
 
 
 def iso(t: float) -> str:

@@ -28,7 +28,7 @@ from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.cost import CostMeter
 from docverify.errors import ConfigError, Undecided
 from docverify.execute.policy import Episode, Policy
-from docverify.secrets import scrub
+from docverify.scrub import scrub
 from docverify.task import Task
 
 from docverify_models.backends import Backend, with_image

@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from docverify.errors import ConfigError, EnvironmentProblem, Undecided
-from docverify.secrets import register as register_secret
-from docverify.secrets import scrub
+from docverify.scrub import register as register_secret
+from docverify.scrub import scrub
 
 log = logging.getLogger(__name__)
 

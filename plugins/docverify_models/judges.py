@@ -21,7 +21,7 @@ from pydantic import Field as Option
 from docverify.check.checker import Checker, Evidence
 from docverify.cost import Usage
 from docverify.errors import DocverifyError, Undecided
-from docverify.secrets import scrub
+from docverify.scrub import scrub
 from docverify.task import Task
 from docverify.report.trajectory import CheckResult
 
@@ -155,16 +155,12 @@ class JudgesChecker(Checker):
         return [{"role": "system", "content": scrub(system)}, {"role": "user", "content": scrub(user)}]
 
     async def audit_events(self, evidence: Evidence) -> list[str] | None:
-        """The account's audit events in the window, one line each; None without an audit log."""
-        if not evidence.endpoint.audit_url:
+        """The account's audit events in the window, one line each, from the audit log a configured
+        checker reads (:attr:`Evidence.audit`: the ``actiontrail`` checker's); None without one."""
+        if evidence.audit is None:
             return None
         try:
-            from docverify_actiontrail.checker import ActionTrailChecker, AuditLog
-        except ImportError:
-            return None
-        try:
-            log_ = AuditLog.connect(evidence, ActionTrailChecker.Options())
-            found = await asyncio.to_thread(log_.events, None, evidence.started - 1, evidence.finished + 1)
+            found = await evidence.audit.events(evidence.started - 1, evidence.finished + 1)
         except Exception as error:  # the judges still judge from the page
             log.info("audit events unavailable for judging: %s", error)
             return None

@@ -24,7 +24,7 @@ import logging
 from typing import Any
 
 from docverify.execute import revealed
-from docverify.secrets import known
+from docverify.scrub import known
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 A trace keeps what the page showed three ways: text (the actions' parameters and
 results, DOM snapshots, network bodies in ``trace.trace``, ``trace.network`` and
 ``resources/``), and pictures (the screencast frames in ``screencast/``). Text is
-rewritten through :func:`docverify.secrets.scrub`. A picture cannot be scrubbed
+rewritten through :func:`docverify.scrub.scrub`. A picture cannot be scrubbed
 textually, so a screencast frame taken while a secret may have been on screen is
 dropped with its event; the trace viewer shows the frames before and after it.
 
@@ -24,7 +24,7 @@ import os
 import zipfile
 from pathlib import Path
 
-from docverify.secrets import known, scrub
+from docverify.scrub import known, scrub
 
 log = logging.getLogger(__name__)
 

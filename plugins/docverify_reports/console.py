@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from docverify.report.reporter import Reporter
-from docverify.secrets import scrub
+from docverify.scrub import scrub
 from docverify.task import Task
 from docverify.report.trajectory import ProcedureResult, RunSummary, Turn
 from docverify.check.verdict import Verdict

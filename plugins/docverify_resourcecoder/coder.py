@@ -44,7 +44,7 @@ import jinja2
 from docverify.cost import CostMeter, Usage
 from docverify.errors import EnvironmentProblem, Undecided, UsageError
 from docverify.provision.meta import DEPENDENCIES, META_TYPES, UNNAMED, Requirement, close, default_name
-from docverify.secrets import scrub
+from docverify.scrub import scrub
 from docverify.task import new_suffix
 
 from docverify_models.agent import prompt_environment as model_prompts

@@ -32,7 +32,7 @@ from docverify.cost import Usage
 from docverify.errors import EnvironmentProblem, Undecided
 from docverify.execute.executor import artifact_name
 from docverify.provision import Provisioned
-from docverify.secrets import scrub
+from docverify.scrub import scrub
 from docverify_models.policies import EndpointOptions
 from docverify_terraform.provisioner import TerraformProvisioner
 

@@ -17,6 +17,8 @@ import uuid
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from docverify_sandbox.errors import ApiError, invalid
+
 if TYPE_CHECKING:
     from docverify_sandbox.catalog import Catalog
     from docverify_sandbox.state import Store
@@ -34,7 +36,6 @@ def iso(t: float) -> str:
 
 
 def parse_iso(text: str, name: str) -> float:
-    from docverify_sandbox.operations import invalid
 
     for fmt in ("%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%MZ"):
         try:
@@ -156,7 +157,6 @@ def signin_event(account_id: str, identity: dict[str, Any], *, ok: bool, url: st
 
 def lookup_events(store: "Store", account_id: str, params: dict[str, str]) -> dict[str, Any]:
     """ActionTrail 2020-07-06 LookupEvents, scoped to one account."""
-    from docverify_sandbox.operations import ApiError, invalid
 
     now = time.time()
     start_text, end_text = params.get("StartTime"), params.get("EndTime")

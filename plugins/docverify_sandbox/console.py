@@ -8,7 +8,7 @@ from typing import Iterator
 from pydantic import Field
 
 from docverify.console import Console, ConsoleEndpoint, LoginForm
-from docverify.secrets import register as register_secret
+from docverify.scrub import register as register_secret
 from docverify_sandbox.state import DEFAULT_ACCOUNTS
 
 

@@ -38,39 +38,9 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from docverify_sandbox import audit
+from docverify_sandbox.errors import ApiError, ValidationErrors, invalid, missing
 from docverify_sandbox.catalog import REGIONS, Catalog, zones
 from docverify_sandbox.state import Store
-
-
-class ApiError(Exception):
-    """An Alibaba Cloud style error: code, message and HTTP status."""
-
-    def __init__(self, code: str, message: str, status: int = 400, *, field: str | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.status = status
-        self.field = field
-
-
-class ValidationErrors(ApiError):
-    """Several invalid fields at once (pages show each next to its input)."""
-
-    def __init__(self, errors: dict[str, ApiError]) -> None:
-        first = next(iter(errors.values()))
-        super().__init__(first.code, first.message, first.status, field=first.field)
-        self.errors = errors
-
-
-def missing(name: str) -> ApiError:
-    return ApiError("MissingParameter", f'The input parameter "{name}" that is mandatory for processing '
-                    "this request is not supplied.", 400, field=name)
-
-
-def invalid(name: str, code: str | None = None, why: str = "") -> ApiError:
-    extra = f" {why}" if why else ""
-    return ApiError(code or "InvalidParameter", f'The specified parameter "{name}" is not valid.{extra}', 400,
-                    field=name)
 
 
 @dataclass

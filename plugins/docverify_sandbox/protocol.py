@@ -17,7 +17,7 @@ import h11
 from starlette.responses import JSONResponse
 from uvicorn.protocols.http.h11_impl import STATUS_PHRASES, H11Protocol
 
-from docverify_sandbox.operations import ApiError
+from docverify_sandbox.errors import ApiError
 from docverify_sandbox.rpc import error_body
 
 MAX_REQUEST_LINE = 16 * 1024  #: bytes of the request line (method, path and query, version)

@@ -15,7 +15,7 @@ import uuid
 from typing import Any, Iterable
 from urllib.parse import parse_qsl
 
-from docverify_sandbox.operations import ApiError
+from docverify_sandbox.errors import ApiError
 
 MAX_BODY = 1024 * 1024
 HOST_ID = "sandbox.aliyuncs.com"

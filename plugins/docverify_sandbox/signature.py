@@ -18,7 +18,7 @@ import time
 from datetime import datetime, timezone
 from urllib.parse import quote, quote_plus
 
-from docverify_sandbox.operations import ApiError, missing
+from docverify_sandbox.errors import ApiError, missing
 
 MAX_SKEW_S = 15 * 60
 

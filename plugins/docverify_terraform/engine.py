@@ -57,9 +57,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from docverify.errors import EnvironmentProblem
-from docverify.secrets import ASCII_MASK, scrub_values
+from docverify.scrub import ASCII_MASK, scrub_values
 from docverify_terraform.lifeline import LAUNCH_ENV
 from docverify_terraform.local_providers import local_providers
+from docverify_terraform.outcome import DestroyFailed, Diagnostic, Run, TerraformError, _json_lines
 from docverify_terraform.strays import OWNER_ENV, owner_marker
 
 try:  # the ``terraform`` extra: without it, Terraform.commands says how to install it
@@ -82,26 +83,6 @@ _DROPPED_ENV = ("TF_CLI_CONFIG_FILE", "TF_DATA_DIR", "TF_WORKSPACE", "TF_CLI_ARG
 
 DEFAULT_TIMEOUTS = {"init": 300.0, "validate": 120.0, "plan": 600.0, "apply": 1800.0, "destroy": 1800.0,
                     "output": 60.0, "state": 60.0, "version": 60.0}
-
-
-class TerraformError(EnvironmentProblem):
-    """A Terraform command failed; ``str()`` is one line, the full output is in ``log_path``."""
-
-    def __init__(self, message: str, *, command: str = "", log_path: Path | None = None,
-                 diagnostics: tuple["Diagnostic", ...] = (), summary: str = "") -> None:
-        super().__init__(message, hint=f"full log: {log_path}" if log_path else None)
-        self.command = command
-        self.log_path = log_path
-        self.diagnostics = diagnostics
-        self.summary = summary or message  #: what went wrong, without the command and directory
-
-
-class DestroyFailed(TerraformError):
-    """``terraform destroy`` kept failing; ``leftovers`` are the resources still in the state."""
-
-    def __init__(self, message: str, *, leftovers: list[str], **kw: Any) -> None:
-        super().__init__(message, **kw)
-        self.leftovers = leftovers
 
 
 # ------------------------------------------------------------------ binary
@@ -271,30 +252,6 @@ class Credentials:
 
 
 @dataclass(frozen=True)
-class Diagnostic:
-    """One Terraform diagnostic, with the file and line it points at when it has one."""
-
-    severity: str  #: "error" or "warning"
-    summary: str
-    detail: str = ""
-    file: str | None = None
-    line: int | None = None
-    column: int | None = None
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Diagnostic":
-        rng = data.get("range") or {}
-        start = rng.get("start") or {}
-        return cls(severity=data.get("severity", "error"), summary=data.get("summary", ""),
-                   detail=data.get("detail", ""), file=rng.get("filename"), line=start.get("line"),
-                   column=start.get("column"))
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}: " if self.file and self.line else (f"{self.file}: " if self.file else "")
-        return f"{where}{self.severity}: {self.summary}"
-
-
-@dataclass(frozen=True)
 class Validation:
     """What ``terraform validate`` said."""
 
@@ -319,41 +276,7 @@ class PlanSummary:
         return bool(self.add or self.change or self.remove)
 
 
-def _json_lines(text: str) -> Iterator[dict[str, Any]]:
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                yield json.loads(line)
-            except ValueError:
-                continue
-
-
-def _stream_diagnostics(stdout: str) -> tuple[Diagnostic, ...]:
-    return tuple(Diagnostic.from_json(m["diagnostic"]) for m in _json_lines(stdout)
-                 if m.get("type") == "diagnostic" and isinstance(m.get("diagnostic"), dict))
-
-
-def _stderr_summary(stderr: str) -> str | None:
-    """The first specific ``Error:`` of Terraform's human output (init has no ``-json``)."""
-    errors = [line.strip("│╷╵ \t")[len("Error: "):].strip() for line in stderr.splitlines()
-              if line.strip("│╷╵ \t").startswith("Error: ")]
-    specific = [e for e in errors if not e.startswith("Terraform encountered problems")]
-    return (specific or errors or [None])[0]
-
-
 # -------------------------------------------------------------------- runs
-
-
-@dataclass(frozen=True)
-class Run:
-    """One finished Terraform command."""
-
-    args: tuple[str, ...]
-    returncode: int
-    stdout: str
-    stderr: str
-    seconds: float
 
 
 class Terraform:
@@ -398,7 +321,7 @@ class Terraform:
         return [v for v in values if v]
 
     def redact(self, text: str) -> str:
-        """``text`` with :meth:`secrets` masked (:func:`docverify.secrets.scrub_values`)."""
+        """``text`` with :meth:`secrets` masked (:func:`docverify.scrub.scrub_values`)."""
         return scrub_values(text, self.secrets(), ASCII_MASK)
 
     def stack(self, workdir: str | Path, *, ledger: "Ledger | None" = None, stack_id: str | None = None,

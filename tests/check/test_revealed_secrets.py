@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from docverify.execute import revealed
-from docverify import secrets as registry
+from docverify import scrub as registry
 from docverify_playwright.browser import CHROMIUM_ARGS
 from docverify.cli import cli
 

@@ -15,7 +15,8 @@ from docverify.check.checker import Checker, Evidence
 from docverify.execute.policy import Episode, Policy
 from docverify.run.runner import RunLimits, Runner, Stages
 from docverify.parse.parser import parse_text
-from docverify.task import ExpectedEvent, make_task
+from docverify.check.criteria import ExpectedEvent
+from docverify.task import make_task
 from docverify.report.trajectory import CheckResult, StepStatus
 from docverify.check.verdict import Finding, FindingKind, Verdict
 from docverify_none import NoneProvisioner

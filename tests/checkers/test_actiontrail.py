@@ -15,7 +15,8 @@ from docverify.check.checker import Evidence
 from docverify.errors import EnvironmentProblem
 from docverify.plugins import load_plugins
 from docverify.parse.model import Procedure
-from docverify.task import ExpectedEvent, Task
+from docverify.check.criteria import ExpectedEvent
+from docverify.task import Task
 from docverify_actiontrail.checker import ActionTrailChecker
 from docverify_sandbox.client import SandboxApiError
 from docverify_sandbox.server import free_port
@@ -317,3 +318,16 @@ def test_an_event_with_the_typed_values_that_comes_later_is_waited_for(sandbox, 
         later.join()
     assert result.goal_reached is True, result.reason
     assert [event["resourceName"] for event in result.evidence] == [mine]
+
+
+def test_its_audit_reader_gives_the_other_checkers_the_accounts_events(sandbox, client):
+    """The judges never import this plugin: the runner hands them the audit log the
+    configured actiontrail checker reads (Evidence.audit)."""
+    bucket = name()
+    started = time.time()
+    put_bucket(client, bucket)
+    reader = ActionTrailChecker().audit_reader(sandbox)
+    events = asyncio.run(reader.events(started - 2, time.time() + 2))
+    assert any(e.get("resourceName") == bucket and e.get("eventName") == "PutBucket" for e in events)
+    assert asyncio.run(reader.events(started - 2, time.time() + 2, "DeleteBucket")) == []
+    assert ActionTrailChecker().audit_reader(replace(sandbox, audit_url="")) is None  # a console without one

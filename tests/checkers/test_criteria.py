@@ -11,7 +11,8 @@ import pytest
 from docverify.check.criteria import builtin_criteria, match_text, product_key
 from docverify.parse.model import Action, Intent, Procedure, Step
 from docverify.parse.parser import parse_file, parse_text
-from docverify.task import ExpectedEvent, expected_events, make_task
+from docverify.check.criteria import ExpectedEvent, expected_events
+from docverify.task import make_task
 
 ALIBABA = "real-docs/alibaba_AlibabaCloudDocs"
 

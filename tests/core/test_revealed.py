@@ -11,7 +11,7 @@ import zipfile
 import pytest
 
 from docverify.execute import revealed
-from docverify import secrets as registry
+from docverify import scrub as registry
 from docverify_playwright.reveal import RevealedSecrets
 from docverify_playwright.trace import frames_to_drop, scrub_trace
 

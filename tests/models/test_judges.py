@@ -15,7 +15,8 @@ from docverify.execute.actions import Observation
 from docverify.check.checker import Evidence
 from docverify.console import ConsoleEndpoint
 from docverify.parse.parser import parse_text
-from docverify.task import ExpectedEvent, make_task
+from docverify.check.criteria import ExpectedEvent
+from docverify.task import make_task
 from docverify.report.trajectory import Turn
 from docverify.check.verdict import Finding, FindingKind
 from docverify_models.judges import JudgeOptions, JudgesChecker
@@ -148,3 +149,42 @@ def test_a_procedure_without_criteria_is_judged_in_a_real_run(tmp_path, chromium
     assert result["usage"]["calls"] == 2  # judging goes on the procedure's bill
     assert len(prompts) == 2 and "(no audit log available)" not in prompts[0]  # the sandbox has one
     assert "- [step 2] click link 'VPCs' -> ok" in prompts[0]
+
+
+class FakeAuditLog:
+    """An audit log as a checker reads it (docverify.check.checker.AuditReader)."""
+
+    def __init__(self, events=None, error=None):
+        self.found = events or []
+        self.error = error
+        self.asked = []
+
+    async def events(self, start, end, name=None):
+        self.asked.append((start, end, name))
+        if self.error:
+            raise self.error
+        return self.found
+
+
+def test_the_judges_weigh_the_audit_events_a_configured_checker_reads():
+    from dataclasses import replace
+
+    audit = FakeAuditLog([{"eventName": "ModifyVpcAttribute", "serviceName": "Vpc", "resourceName": "vpc-1"},
+                          {"eventName": "DeleteVpc", "serviceName": "Vpc", "errorCode": "Forbidden"}])
+    with FakeOpenAI(judge({"judge-a": yes(), "judge-b": yes()})) as server:
+        seen = evidence()
+        asyncio.new_event_loop().run_until_complete(checker(server).check(replace(seen, audit=audit)))
+    prompt = first_user(server.requests[0])
+    assert "Vpc:ModifyVpcAttribute vpc-1" in prompt and "Vpc:DeleteVpc (error Forbidden)" in prompt
+    [(start, end, name)] = audit.asked
+    assert name is None and start < seen.started and end > seen.finished  # the whole execution window
+
+
+def test_an_audit_log_that_fails_leaves_the_judges_the_page():
+    from dataclasses import replace
+
+    with FakeOpenAI(judge({"judge-a": yes(), "judge-b": yes()})) as server:
+        result = asyncio.new_event_loop().run_until_complete(
+            checker(server).check(replace(evidence(), audit=FakeAuditLog(error=OSError("unreachable")))))
+    assert result.goal_reached is True
+    assert "(no audit log available)" in first_user(server.requests[0])

@@ -14,7 +14,7 @@ from docverify.errors import ExitCode
 from docverify.parse.annotation_model import AnnotationModel
 from docverify.parse.model import Severity
 from docverify.parse.parser import parse_text
-from docverify.task import expected_events
+from docverify.check.criteria import expected_events
 
 TYPO = """
 # Buckets

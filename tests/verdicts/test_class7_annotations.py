@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from docverify.cli import cli
 from docverify.errors import ExitCode
 from docverify.parse.parser import parse_text
-from docverify.task import expected_events
+from docverify.check.criteria import expected_events
 from verdict_helpers import procedure
 
 BROKEN = """\

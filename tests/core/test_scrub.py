@@ -1,16 +1,16 @@
-"""docverify.secrets.scrub_values: a plugin's own secrets, masked where it writes them."""
+"""docverify.scrub.scrub_values: a plugin's own secrets, masked where it writes them."""
 
 from __future__ import annotations
 
-from docverify import secrets
-from docverify.secrets import ASCII_MASK, MASK, scrub_values
+from docverify import scrub
+from docverify.scrub import ASCII_MASK, MASK, scrub_values
 
 
 def test_every_given_value_is_masked_and_none_is_registered():
     text = "key LTAIkey secret s3cr3t-value again LTAIkey"
     assert scrub_values(text, ("LTAIkey", "s3cr3t-value"), ASCII_MASK) == "key *** secret *** again ***"
     assert scrub_values(text, ["s3cr3t-value"]) == f"key LTAIkey secret {MASK} again LTAIkey"
-    assert {"LTAIkey", "s3cr3t-value"}.isdisjoint(secrets.known())
+    assert {"LTAIkey", "s3cr3t-value"}.isdisjoint(scrub.known())
 
 
 def test_short_none_and_empty_values():
