@@ -75,6 +75,13 @@ def register_reporters(register: "Register") -> None:
 
 
 @hookspec
+def register_engines(register: "Register") -> None:
+    """Register model engine classes (:class:`docverify.engines.Engine`): what answers a
+    model call, asked for by name by policies, judges and provisioners
+    (:func:`docverify.engines.get_engine`; e.g. ``openai``, ``llamacpp``, ``vllm``)."""
+
+
+@hookspec
 def register_commands(register: "Register") -> None:
     """Register extra CLI commands (click commands or groups), e.g. ``cleanup`` or
     ``sandbox``. A command's name must not clash with a built-in command."""

@@ -77,6 +77,13 @@ class PluginSet:
         return self.origins.get(entry.plugin) or PluginOrigin(entry.plugin, entry.plugin, None, None)
 
 
+@functools.cache
+def installed_plugins() -> PluginSet:
+    """The installed plugins, loaded once per process: for code that asks for a plugin
+    by name outside a run's own plugin set (an engine, a console's account API)."""
+    return load_plugins()
+
+
 def load_plugins(
     *, entry_points: bool = True, extra: Iterable[ModuleType | object] = ()
 ) -> PluginSet:

@@ -62,6 +62,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("policies", "policy"),
     Family("checkers", "checker"),
     Family("reporters", "reporter"),
+    Family("engines", "engine"),
     Family("commands", "command"),
 )
 FAMILY_BY_NAME = {family.name: family for family in FAMILIES}

@@ -57,6 +57,9 @@ def describe_plugins(plugin_set: PluginSet) -> list[dict[str, Any]]:
             if isinstance(obj, type) and issubclass(obj, Plugin):
                 options = describe_options(obj)
                 description = obj.summary()
+            elif isinstance(obj, type):  # an engine: built by the plugins that use it, from their options
+                options = []
+                description = obj.summary() if hasattr(obj, "summary") else ""
             else:  # a click command
                 options = []
                 description = (getattr(obj, "help", None) or "").strip().splitlines()[0:1]

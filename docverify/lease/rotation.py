@@ -23,7 +23,6 @@ Order and guarantees:
 
 from __future__ import annotations
 
-import functools
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,7 +38,6 @@ from docverify.errors import EnvironmentProblem, UsageError
 
 if TYPE_CHECKING:
     from docverify.console import Console
-    from docverify.plugins import PluginSet
 
 RAM_VERSION = "2015-05-01"
 #: error codes that mean "the key was accepted, the action was not allowed"
@@ -158,15 +156,10 @@ class AlibabaAccessKeys:
 
 def console_plugin(name: str) -> "type[Console] | None":
     """The installed console plugin class called ``name``, if any."""
-    registry = _installed_plugins().registry("consoles")
+    from docverify.plugins import installed_plugins
+
+    registry = installed_plugins().registry("consoles")
     return registry.get(name) if name in registry else None
-
-
-@functools.lru_cache(maxsize=1)
-def _installed_plugins() -> "PluginSet":
-    from docverify.plugins import load_plugins
-
-    return load_plugins()
 
 
 def access_key_api(account: Account, url: str | None, key_id: str, secret: str) -> AccessKeyApi:

@@ -1,4 +1,7 @@
-"""Built-in plugin ``models``: model-driven policies and the judge ensemble.
+"""Built-in plugin ``models``: the model engines, model-driven policies and the judge ensemble.
+
+Engines ``openai``, ``llamacpp`` and ``vllm`` (:mod:`docverify.engines`: any plugin asks
+for one by name).
 
 Policies ``openai`` (any OpenAI-protocol endpoint), ``llamacpp`` (a GGUF model in
 process), ``vllm`` (GPU, in process) and ``hybrid`` (the literal policy, with a
@@ -16,6 +19,12 @@ def register_policies(register):
     for name, cls in (("openai", "OpenAIPolicy"), ("llamacpp", "LlamaCppPolicy"), ("vllm", "VLLMPolicy"),
                       ("hybrid", "HybridPolicy")):
         register(f"docverify_models.policies:{cls}", name=name)
+
+
+@hookimpl
+def register_engines(register):
+    for name, cls in (("openai", "OpenAIBackend"), ("llamacpp", "LlamaCppBackend"), ("vllm", "VLLMBackend")):
+        register(f"docverify_models.backends:{cls}", name=name)
 
 
 @hookimpl

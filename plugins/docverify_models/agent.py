@@ -21,17 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jinja2
 from pydantic import Field as Option
 
 from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.cost import CostMeter
-from docverify.errors import ConfigError, Undecided
+from docverify.engines import Engine, compact_snapshot, prompt_environment, with_image
+from docverify.errors import Undecided
 from docverify.execute.policy import Episode, Policy
 from docverify.scrub import scrub
 from docverify.task import Task
 
-from docverify_models.backends import Backend, with_image
 from docverify_models.schema import InvalidAnswer, action_schema, to_action, variant_schema
 
 PROMPTS = Path(__file__).parent / "prompts"
@@ -40,20 +39,6 @@ DESTRUCTIVE = re.compile(
     r"\b(delete|remove|release|destroy|terminate|stop|restart|reboot|reset|unbind|detach|disable|revoke|"
     r"clear|purge|empty|drop|format|unsubscribe|cancel)\b|删除|释放|停止|重启|重置|解绑|卸载|禁用|清空",
     re.I)
-
-
-def prompt_environment(folder: str | Path | None, builtin: Path = PROMPTS) -> jinja2.Environment:
-    """Templates from ``folder`` first (a user's overrides), then the built-in ones
-    (``builtin``: this package's prompts, or another plugin's)."""
-    loaders: list[jinja2.BaseLoader] = []
-    if folder:
-        path = Path(folder).expanduser()
-        if not path.is_dir():
-            raise ConfigError(f"prompts_dir: no folder {path}", hint="point it at a folder of .j2 prompt templates")
-        loaders.append(jinja2.FileSystemLoader(str(path)))
-    loaders.append(jinja2.FileSystemLoader(str(builtin)))
-    return jinja2.Environment(loader=jinja2.ChoiceLoader(loaders), undefined=jinja2.StrictUndefined,
-                              keep_trailing_newline=False, autoescape=False)
 
 
 class ModelOptions(Policy.Options):
@@ -88,13 +73,13 @@ class AgentState:
 class Agent:
     """The model half of an episode: prompt, call, validate, retry."""
 
-    def __init__(self, task: Task, backend: Backend, options: ModelOptions, meter: CostMeter, usage: Any) -> None:
+    def __init__(self, task: Task, backend: Engine, options: ModelOptions, meter: CostMeter, usage: Any) -> None:
         self.task = task
         self.backend = backend
         self.options = options
         self.meter = meter
         self.usage = usage
-        self.prompts = prompt_environment(options.prompts_dir)
+        self.prompts = prompt_environment(options.prompts_dir, PROMPTS)
         self.state = AgentState()
         steps = task.procedure.all_steps()
         self.state.current_step = steps[0].number if steps else None
@@ -223,31 +208,10 @@ class Agent:
         return list(reversed(kept)), 0
 
 
-def compact_snapshot(snapshot: str, tokens: int) -> str:
-    """The page within ``tokens``: whole (less link targets) when it fits; else the
-    lines with refs and headings (what can be acted on), in page order, then a
-    count of the rest."""
-    budget = int(tokens * 3.5)
-    # link targets are noise to a model (the link's name says where it goes)
-    lines = [line for line in snapshot.splitlines() if not line.lstrip().startswith("- /url:")]
-    if sum(len(line) + 1 for line in lines) <= budget:
-        return "\n".join(lines)
-    keep = [i for i, line in enumerate(lines) if "[ref=" in line or "heading" in line or "alert" in line]
-    chosen: set[int] = set()
-    used = 0
-    for index in keep:
-        if used + len(lines[index]) + 1 > budget:
-            break
-        chosen.add(index)
-        used += len(lines[index]) + 1
-    text = "\n".join(lines[i] for i in sorted(chosen))
-    return text + f"\n… ({len(lines) - len(chosen)} more lines not shown)"
-
-
 class AgentEpisode(Episode):
     """A procedure driven by the model alone (the ``openai``, ``llamacpp`` and ``vllm`` policies)."""
 
-    def __init__(self, task: Task, backend: Backend, options: ModelOptions, meter: CostMeter) -> None:
+    def __init__(self, task: Task, backend: Engine, options: ModelOptions, meter: CostMeter) -> None:
         super().__init__()
         self.agent = Agent(task, backend, options, meter, self.usage)
 
@@ -270,13 +234,13 @@ class ModelPolicy(Policy):
     """Base of the policies that let a model drive every turn."""
 
     Options = ModelOptions
-    backend: Backend | None = None
+    backend: Engine | None = None
 
     @property
     def sees_screenshots(self) -> bool:
         return bool(self.options.vision)  # type: ignore[attr-defined]
 
-    def make_backend(self) -> Backend:
+    def make_backend(self) -> Engine:
         raise NotImplementedError
 
     def prepare(self) -> None:
@@ -284,7 +248,7 @@ class ModelPolicy(Policy):
             self.backend = self.make_backend()
         self.meter.require_price(self.backend.model, local=self.backend.local)
 
-    def ready_backend(self) -> Backend:
+    def ready_backend(self) -> Engine:
         """The backend, made (and its price checked) on first use."""
         if self.backend is None:
             self.prepare()

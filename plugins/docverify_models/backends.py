@@ -12,86 +12,24 @@ Heavy libraries are imported only when a backend is built.
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
 import logging
 import os
 import random
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from docverify.engines import OUTPUT_MODES, Completion, EndpointOptions, Engine
 from docverify.errors import ConfigError, EnvironmentProblem, Undecided
 from docverify.scrub import register as register_secret
 from docverify.scrub import scrub
 
 log = logging.getLogger(__name__)
 
-#: How a backend can ask for structured output, most to least strict.
-OUTPUT_MODES = ("json_schema", "tools", "json_object", "text")
-
-
-@dataclass
-class Completion:
-    """One model answer."""
-
-    text: str
-    tokens_in: int
-    tokens_out: int
-    mode: str  #: how structure was enforced (one of OUTPUT_MODES, or "grammar")
-    retries: int = 0  #: transport retries it took
-
-
-def estimate_tokens(messages: list[dict[str, Any]]) -> int:
-    """A conservative token estimate (about 3.5 characters a token, plus framing)."""
-    chars = 0
-    for message in messages:
-        content = message.get("content")
-        if isinstance(content, str):
-            chars += len(content)
-        elif isinstance(content, list):
-            chars += sum(len(part.get("text", "")) + (1000 if part.get("type") == "image_url" else 0)
-                         for part in content)
-    return int(chars / 3.5) + 4 * len(messages) + 8
-
-
-class Backend:
-    """Base of the model backends."""
-
-    model: str = ""
-    local: bool = False  #: runs on this machine (no per-token price unless configured)
-    supports_images: bool = False
-    #: longest free text the schema allows: grammar-constrained engines decode a long
-    #: bound slowly (a 400-character bound made llama.cpp ~15x slower than 100)
-    max_text: int = 400
-    #: whether the schema is enforced while decoding (then refs and steps become enums)
-    constrained: bool = False
-
-    async def complete(self, messages: list[dict[str, Any]], schema: dict[str, Any], *, name: str,
-                       max_tokens: int, temperature: float) -> Completion:
-        raise NotImplementedError
-
-    def count_tokens(self, messages: list[dict[str, Any]]) -> int:
-        return estimate_tokens(messages)
-
-    def close(self) -> None:
-        """Free what the backend holds (connections, model memory)."""
-
-
-def with_image(messages: list[dict[str, Any]], png: bytes) -> list[dict[str, Any]]:
-    """``messages`` with a screenshot attached to the last user message (vision models)."""
-    out = [dict(m) for m in messages]
-    last = out[-1]
-    url = "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-    last["content"] = [{"type": "text", "text": last["content"]}, {"type": "image_url", "image_url": {"url": url}}]
-    return out
-
-
 # -- OpenAI protocol --------------------------------------------------------------------
 
 
-class OpenAIBackend(Backend):
+class OpenAIBackend(Engine):
     """Any OpenAI-protocol chat endpoint (a frontier API, a vLLM or llama.cpp server).
 
     ``mode="auto"`` starts with the strictest structured-output form and falls
@@ -100,6 +38,15 @@ class OpenAIBackend(Backend):
     different capability. 429, 5xx, timeouts and connection errors are retried
     with exponential backoff (honouring ``Retry-After``); an authentication
     error is the environment's problem, said once."""
+
+    name = "openai"
+
+    @classmethod
+    def from_endpoint(cls, options: EndpointOptions) -> "OpenAIBackend":
+        return cls(base_url=options.base_url or os.environ.get("OPENAI_BASE_URL"), model=options.model,
+                   api_key=os.environ.get(options.api_key_env), mode=options.output_mode, timeout_s=options.timeout_s,
+                   max_retries=options.max_retries, backoff_s=options.backoff_s,
+                   vision=getattr(options, "vision", False), local=options.local)
 
     def __init__(self, *, base_url: str | None, model: str, api_key: str | None, mode: str = "auto",
                  timeout_s: float = 60.0, max_retries: int = 4, backoff_s: float = 1.0,
@@ -236,11 +183,12 @@ def default_gguf() -> Path:
     return found[0]
 
 
-class LlamaCppBackend(Backend):
+class LlamaCppBackend(Engine):
     """llama-cpp-python in this process, with the answer constrained to the schema
     (llama.cpp compiles the JSON schema into a grammar). One model, one call at a
     time: parallel episodes queue on a lock (the model is not re-entrant)."""
 
+    name = "llamacpp"
     local = True
     max_text = 100
     constrained = True
@@ -297,9 +245,10 @@ class LlamaCppBackend(Backend):
 # -- vLLM offline engine ----------------------------------------------------------------------
 
 
-class VLLMBackend(Backend):
+class VLLMBackend(Engine):
     """vLLM's offline engine in this process (GPU), with guided JSON decoding."""
 
+    name = "vllm"
     local = True
     max_text = 200
     constrained = True
@@ -356,25 +305,3 @@ class VLLMBackend(Backend):
         return Completion(text, len(output.prompt_token_ids or ()), len(output.outputs[0].token_ids or ()), "grammar")
 
 
-def parse_json(text: str) -> Any:
-    """The JSON value in a model's answer: the whole text, else the first ``{...}`` in it
-    (models wrap JSON in prose or code fences)."""
-    text = text.strip()
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        start, end = text.find("{"), text.rfind("}")
-        if 0 <= start < end:
-            return json.loads(text[start:end + 1])
-        raise
-
-
-def parse_json_object(text: str) -> dict[str, Any]:
-    """The JSON object in a model's answer; ValueError saying what is wrong, for the retry."""
-    try:
-        data = parse_json(text)
-    except ValueError:  # json.JSONDecodeError is one
-        raise ValueError("it is not JSON") from None
-    if not isinstance(data, dict):
-        raise ValueError("it is not a JSON object")
-    return data

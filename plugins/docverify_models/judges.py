@@ -20,14 +20,14 @@ from pydantic import Field as Option
 
 from docverify.check.checker import Checker, Evidence
 from docverify.cost import Usage
+from docverify.engines import EndpointOptions, Engine, compact_snapshot, parse_json_object, prompt_environment
 from docverify.errors import DocverifyError, Undecided
 from docverify.scrub import scrub
 from docverify.task import Task
 from docverify.report.trajectory import CheckResult
 
-from docverify_models.agent import compact_snapshot, prompt_environment
-from docverify_models.backends import Backend, LlamaCppBackend, parse_json_object
-from docverify_models.policies import EndpointOptions, openai_backend
+from docverify_models.agent import PROMPTS
+from docverify_models.backends import LlamaCppBackend, OpenAIBackend
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +70,8 @@ class JudgesChecker(Checker):
 
     def __init__(self, options: "JudgesChecker.Options | None" = None) -> None:
         super().__init__(options)
-        self.backends: list[Backend] | None = None
-        self.prompts = prompt_environment(self.options.prompts_dir)
+        self.backends: list[Engine] | None = None
+        self.prompts = prompt_environment(self.options.prompts_dir, PROMPTS)
 
     def applies(self, task: Task) -> bool:
         return not task.criteria
@@ -88,10 +88,10 @@ class JudgesChecker(Checker):
         self.backends = None
 
     @staticmethod
-    def backend(judge: JudgeOptions) -> Backend:
+    def backend(judge: JudgeOptions) -> Engine:
         if judge.engine == "llamacpp":
             return LlamaCppBackend(model_path=judge.model_path)
-        return openai_backend(judge)
+        return OpenAIBackend.from_endpoint(judge)
 
     async def check(self, evidence: Evidence) -> CheckResult:
         self.prepare()
@@ -110,7 +110,7 @@ class JudgesChecker(Checker):
             return CheckResult(self.name, votes[0], reason, record, usage)
         return CheckResult(self.name, None, f"judges disagree: {said}", record, usage)
 
-    async def ask(self, backend: Backend, messages: list[dict[str, Any]], usage: Usage) -> tuple[bool | None, str]:
+    async def ask(self, backend: Engine, messages: list[dict[str, Any]], usage: Usage) -> tuple[bool | None, str]:
         """One judge's vote and reasons; (None, why) when it gives no usable verdict."""
         problem = ""
         for _ in range(self.options.max_invalid + 1):

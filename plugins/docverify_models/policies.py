@@ -2,38 +2,21 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from typing import Literal
 
-from pydantic import BaseModel
 from pydantic import Field as Option
 
 from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.cost import BudgetExhausted
+from docverify.engines import EndpointOptions, Engine
 from docverify.errors import Undecided
 from docverify.task import Task
 from docverify.check.verdict import FindingKind
 
 from docverify_literal.policy import LiteralEpisode, LiteralPolicy, Stuck
 from docverify_models.agent import Agent, ModelOptions, ModelPolicy, subgoal_text
-from docverify_models.backends import Backend, LlamaCppBackend, OpenAIBackend, VLLMBackend
-
-
-class EndpointOptions(BaseModel):
-    """An OpenAI-protocol endpoint: what every plugin that calls one configures."""
-
-    base_url: str | None = Option(None, description="the endpoint, e.g. http://127.0.0.1:8000/v1; "
-                                                      "default: OPENAI_BASE_URL, else api.openai.com")
-    model: str = Option("gpt-4o-mini", description="model name as the endpoint knows it")
-    api_key_env: str = Option("OPENAI_API_KEY", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
-                              description="the environment variable holding the API key (never the key itself)")
-    output_mode: Literal["auto", "json_schema", "tools", "json_object", "text"] = Option(
-        "auto", description="how to ask for JSON; auto falls back from json_schema to tools, json_object, text")
-    timeout_s: float = Option(60.0, gt=0, description="per call")
-    max_retries: int = Option(4, ge=0, le=20, description="retries on 429, 5xx, timeouts, connection errors")
-    backoff_s: float = Option(1.0, ge=0, description="first retry delay (doubles each retry)")
-    local: bool = Option(False, description="a server on this machine (no per-token price unless configured)")
+from docverify_models.backends import LlamaCppBackend, OpenAIBackend, VLLMBackend
 
 
 class OpenAIOptions(ModelOptions, EndpointOptions):
@@ -41,11 +24,7 @@ class OpenAIOptions(ModelOptions, EndpointOptions):
 
 
 def openai_backend(options: EndpointOptions) -> OpenAIBackend:
-    return OpenAIBackend(
-        base_url=options.base_url or os.environ.get("OPENAI_BASE_URL"), model=options.model,
-        api_key=os.environ.get(options.api_key_env), mode=options.output_mode, timeout_s=options.timeout_s,
-        max_retries=options.max_retries, backoff_s=options.backoff_s, vision=getattr(options, "vision", False),
-        local=options.local)
+    return OpenAIBackend.from_endpoint(options)
 
 
 class OpenAIPolicy(ModelPolicy):
@@ -54,7 +33,7 @@ class OpenAIPolicy(ModelPolicy):
     name = "openai"
     Options = OpenAIOptions
 
-    def make_backend(self) -> Backend:
+    def make_backend(self) -> Engine:
         return openai_backend(self.options)  # type: ignore[arg-type]
 
 
@@ -72,7 +51,7 @@ class LlamaCppPolicy(ModelPolicy):
     name = "llamacpp"
     Options = LlamaCppOptions
 
-    def make_backend(self) -> Backend:
+    def make_backend(self) -> Engine:
         return llamacpp_backend(self.options)  # type: ignore[arg-type]
 
 
@@ -95,7 +74,7 @@ class VLLMPolicy(ModelPolicy):
     name = "vllm"
     Options = VLLMOptions
 
-    def make_backend(self) -> Backend:
+    def make_backend(self) -> Engine:
         o = self.options
         return VLLMBackend(model=o.model, max_model_len=o.max_model_len, gpu_memory_utilization=o.gpu_memory_utilization,
                            dtype=o.dtype, seed=o.seed)
@@ -123,7 +102,7 @@ class HybridPolicy(ModelPolicy):
     Options = HybridOptions
     chosen_when_configured = True  # a [policy.hybrid] table (its model) without policy.use chooses it
 
-    def make_backend(self) -> Backend:
+    def make_backend(self) -> Engine:
         o = self.options
         if o.engine == "llamacpp":
             return llamacpp_backend(o)

@@ -17,7 +17,7 @@ from docverify.execute.actions import NEEDS_REF, NEEDS_VALUE, Action, ActionKind
 from docverify.task import Task
 from docverify.check.verdict import Finding, FindingKind
 
-from docverify_models.backends import parse_json
+from docverify.engines import parse_json
 
 ACTIONS = [kind.value for kind in ActionKind]
 FINDINGS = [kind.value for kind in FindingKind]

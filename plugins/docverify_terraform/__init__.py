@@ -17,11 +17,13 @@ from docverify.hookspecs import hookimpl
 @hookimpl
 def register_provisioners(register):
     register("docverify_terraform.provisioner:TerraformProvisioner", name="terraform")
+    register("docverify_terraform.resourcecoder.provisioner:ResourceCoderProvisioner", name="resourcecoder")
 
 
 @hookimpl
 def register_commands(register):
     register("docverify_terraform.cli:cleanup", name="cleanup")
+    register("docverify_terraform.resourcecoder.cli:resourcecoder", name="resourcecoder")
 
 
 @hookimpl

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+import docverify.plugins
+
 from accounts_helpers import write_secret
 from docverify.lease import AccountsFileError, open_pool
 from docverify.lease.file import add_account, load_accounts
@@ -159,7 +161,7 @@ def test_a_third_party_console_plugin_offers_its_own_pool_and_ram_api(workdir, m
         def register_consoles(self, register):
             register(Lab)
 
-    monkeypatch.setattr(rotation, "_installed_plugins", lambda: load_plugins(extra=[LabPlugin()]))
+    monkeypatch.setattr(docverify.plugins, "installed_plugins", lambda: load_plugins(extra=[LabPlugin()]))
     pool = open_pool(console="lab", cwd=workdir, environ={})
     assert pool.names == ["lab-1"] and pool.source == "the lab console's built-in accounts"
     account = pool.get("lab-1").resolve({})

@@ -140,7 +140,27 @@ def test_a_check_imports_only_the_plugins_it_uses(tmp_path, chromium):
     modules = set(json.loads(listing.read_text()))
     assert {"docverify_literal.policy", "docverify_playwright.executor", "docverify_sandbox.console",
             "docverify_actiontrail.checker", "docverify_reports.console"} <= modules
-    unused = {"docverify_models.policies", "docverify_models.judges", "docverify_resourcecoder.provisioner",
+    unused = {"docverify_models.policies", "docverify_models.judges", "docverify_terraform.resourcecoder.provisioner",
               "docverify_terraform.provisioner", "docverify_reports.html", "docverify_sandbox.cli",
-              "docverify_terraform.cli", "docverify_resourcecoder.cli"}
+              "docverify_terraform.cli", "docverify_terraform.resourcecoder.cli"}
     assert not unused & modules, sorted(unused & modules)
+
+
+def test_engines_are_a_family_any_plugin_asks_by_name():
+    """Policies, judges and ResourceCoder get a model engine by name, never by
+    importing the models plugin; an unknown one lists the installed engines."""
+    from docverify.engines import EndpointOptions, Engine, get_engine
+    from docverify.errors import ConfigError
+
+    openai = get_engine("openai")
+    assert issubclass(openai, Engine) and openai.name == "openai"
+    engine = openai.from_endpoint(EndpointOptions(base_url="http://127.0.0.1:9/v1", model="m", local=True))
+    assert (engine.model, engine.local) == ("m", True)
+    with pytest.raises(ConfigError, match="does not talk to an endpoint"):
+        get_engine("llamacpp").from_endpoint(EndpointOptions())
+    with pytest.raises(PluginError, match="unknown engine 'opneai' \\(did you mean 'openai'\\?\\); valid engines: "
+                                          "llamacpp, openai, vllm"):
+        get_engine("opneai")
+    rows = subprocess.run([sys.executable, "-m", "docverify", "plugins", "--json"], capture_output=True, text=True)
+    engines = {row["name"]: row for row in json.loads(rows.stdout) if row["family"] == "engines"}
+    assert set(engines) == {"openai", "llamacpp", "vllm"} and engines["openai"]["description"]

@@ -239,7 +239,7 @@ def test_history_is_compacted_past_its_budget():
 
 
 def test_a_large_page_is_compacted_to_what_can_be_acted_on():
-    from docverify_models.agent import compact_snapshot
+    from docverify.engines import compact_snapshot
 
     lines = [f'- paragraph: filler text number {i} ' + "x" * 60 for i in range(200)]
     lines.insert(150, '- button "Create Bucket" [ref=e13]')

@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "models"))  # fake_openai
-if importlib.util.find_spec("docverify_resourcecoder") is None:  # before the entry point is installed
+if importlib.util.find_spec("docverify_terraform.resourcecoder") is None:  # before the entry point is installed
     sys.path.insert(0, str(ROOT / "plugins"))
 
 from coder_helpers import ScriptedModel  # noqa: E402

@@ -15,11 +15,11 @@ from coder_helpers import KEY_PAIR, SECURITY_GROUP, template_answer
 from docverify.provision.meta import Requirement
 from docverify.parse.parser import parse_text
 from docverify.task import make_task
-from docverify_resourcecoder.candidates import Candidate, CandidateStore, compose
-from docverify_resourcecoder.coder import hcl_problems, parse_answer, safety_problems
-from docverify_resourcecoder.ondemand import parse_request
-from docverify_resourcecoder.provisioner import ResourceCoderProvisioner
-from docverify_resourcecoder.schema import ProviderSchema
+from docverify_terraform.resourcecoder.candidates import Candidate, CandidateStore, compose
+from docverify_terraform.resourcecoder.coder import hcl_problems, parse_answer, safety_problems
+from docverify_terraform.resourcecoder.ondemand import parse_request
+from docverify_terraform.resourcecoder.provisioner import ResourceCoderProvisioner
+from docverify_terraform.resourcecoder.schema import ProviderSchema
 from docverify_sandbox.console import SandboxConsole
 
 SCHEMA = ProviderSchema.from_json({"provider_schemas": {"registry.terraform.io/docverify/sandbox": {
@@ -157,7 +157,7 @@ def test_on_blocked_is_off_when_configured_so():
 
 
 def test_a_template_that_does_not_render_is_reported_with_its_own_file_and_line(tmp_path):
-    from docverify_resourcecoder.coder import Attempt, ResourceCoder
+    from docverify_terraform.resourcecoder.coder import Attempt, ResourceCoder
 
     coder = ResourceCoder(None, lambda: None, candidates_dir=tmp_path / "c", work_dir=tmp_path / "w")
     attempt = Attempt(1, "sandbox_ecs_key_pair", KEY_PAIR.replace("{{ r.name }}", "{{ r.nmae }}"))

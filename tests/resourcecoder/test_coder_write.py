@@ -13,8 +13,8 @@ from coder_helpers import KEY_PAIR, KEY_PAIR_MISSPELT, SECURITY_GROUP, template_
 
 from docverify.errors import EnvironmentProblem
 from docverify_terraform.stack import render_stack
-from docverify_resourcecoder.coder import ResourceCoder, TemplateWriteFailed, backend_from_options
-from docverify_resourcecoder.provisioner import ResourceCoderProvisioner
+from docverify_terraform.resourcecoder.coder import ResourceCoder, TemplateWriteFailed, backend_from_options
+from docverify_terraform.resourcecoder.provisioner import ResourceCoderProvisioner
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
 

@@ -10,18 +10,18 @@ from click.testing import CliRunner
 
 from coder_helpers import KEY_PAIR
 
-import docverify_resourcecoder
+import docverify_terraform.resourcecoder
 from docverify.cli import cli
 from docverify.cli.app import App
 from docverify.plugins import load_plugins
-from docverify_resourcecoder.candidates import Candidate, CandidateStore
+from docverify_terraform.resourcecoder.candidates import Candidate, CandidateStore
 
 
 @pytest.fixture
 def run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     installed = any(e.name == "resourcecoder" for e in metadata.entry_points(group="docverify"))
-    plugins = load_plugins(extra=[] if installed else [docverify_resourcecoder])
+    plugins = load_plugins(extra=[] if installed else [docverify_terraform.resourcecoder])
 
     def invoke(*args: str):
         return CliRunner(env={"COLUMNS": "200"}).invoke(cli, list(args), obj=App(plugins=plugins))

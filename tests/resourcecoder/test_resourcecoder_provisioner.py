@@ -18,7 +18,7 @@ from docverify.cost import Usage
 from docverify.provision.meta import resolve_meta
 from docverify.parse.parser import parse_text
 from docverify.task import make_task
-from docverify_resourcecoder.provisioner import ResourceCoderProvisioner
+from docverify_terraform.resourcecoder.provisioner import ResourceCoderProvisioner
 from docverify_sandbox.console import SandboxConsole
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]

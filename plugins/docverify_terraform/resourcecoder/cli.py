@@ -64,8 +64,8 @@ def write(ctx: click.Context, meta_type: str, provider: str, base_url: str | Non
     from docverify.provision.meta import META_TYPES
     from docverify.run.check import instances
 
-    from docverify_resourcecoder.candidates import candidate_dict
-    from docverify_resourcecoder.provisioner import ResourceCoderProvisioner
+    from docverify_terraform.resourcecoder.candidates import candidate_dict
+    from docverify_terraform.resourcecoder.provisioner import ResourceCoderProvisioner
 
     if meta_type not in META_TYPES:
         raise UsageError(f"unknown META type '{meta_type}'", hint=f"valid types: {', '.join(META_TYPES)}")
@@ -102,8 +102,8 @@ def list_(ctx: click.Context, candidates_dir: Path | None, as_json: bool) -> int
     """List the kept template candidates, by provider."""
     from docverify.cli import get_app
 
-    from docverify_resourcecoder.candidates import CandidateStore
-    from docverify_resourcecoder.provisioner import ResourceCoderProvisioner
+    from docverify_terraform.resourcecoder.candidates import CandidateStore
+    from docverify_terraform.resourcecoder.provisioner import ResourceCoderProvisioner
 
     if candidates_dir is None:
         options = get_app(ctx).config().plugin_options("provisioner", "resourcecoder", ResourceCoderProvisioner)

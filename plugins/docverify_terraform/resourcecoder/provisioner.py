@@ -3,7 +3,7 @@ writes the Terraform no template covers and creates what a blocked agent lacks.
 
 Before a task runs, its Resource META is rendered as the ``terraform`` provisioner
 renders it; a META type without a template is given a kept candidate
-(``candidates_dir``), else one :class:`~docverify_resourcecoder.coder.ResourceCoder`
+(``candidates_dir``), else one :class:`~docverify_terraform.resourcecoder.coder.ResourceCoder`
 writes and validates now (and keeps for the next run); then everything is applied,
 and destroyed when the task's provisioning context exits.
 
@@ -29,16 +29,16 @@ from pydantic import Field
 
 from docverify.console import ConsoleEndpoint
 from docverify.cost import Usage
+from docverify.engines import EndpointOptions
 from docverify.errors import EnvironmentProblem, Undecided
 from docverify.execute.executor import artifact_name
 from docverify.provision import Provisioned
 from docverify.scrub import scrub
-from docverify_models.policies import EndpointOptions
 from docverify_terraform.provisioner import TerraformProvisioner
 
-from docverify_resourcecoder.candidates import DEFAULT_CANDIDATES_DIR
-from docverify_resourcecoder.coder import ResourceCoder, backend_from_options, close_backend, prompt_environment
-from docverify_resourcecoder.ondemand import (BLOCKED_SCHEMA, MAX_COUNT, BlockedRequest, CreatedResource,
+from docverify_terraform.resourcecoder.candidates import DEFAULT_CANDIDATES_DIR
+from docverify_terraform.resourcecoder.coder import ResourceCoder, backend_from_options, close_backend, prompt_environment
+from docverify_terraform.resourcecoder.ondemand import (BLOCKED_SCHEMA, MAX_COUNT, BlockedRequest, CreatedResource,
                                               ProvisionReport, parse_request, vocabulary)
 
 log = logging.getLogger(__name__)
@@ -237,7 +237,7 @@ class ResourceCoderProvisioner(TerraformProvisioner):
 
     async def decide(self, task: Any, message: str, page: str, scope: _Scope, usage: Usage) -> BlockedRequest | None:
         """Ask the model what to create (None: nothing would help)."""
-        from docverify_models.agent import compact_snapshot
+        from docverify.engines import compact_snapshot
 
         prompts = prompt_environment(self.options.prompts_dir)
         existing = [line for report in scope.reports for line in report.describe()]

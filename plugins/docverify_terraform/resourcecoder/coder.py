@@ -1,7 +1,7 @@
 """ResourceCoder: a model writes the Terraform template for Resource META no template covers.
 
 :meth:`ResourceCoder.write_template` asks a model (any OpenAI-protocol endpoint, through
-:class:`docverify_models.backends.OpenAIBackend`) for a Jinja2 template that follows the
+the ``openai`` engine, :mod:`docverify.engines`) for a Jinja2 template that follows the
 template contract (:mod:`docverify_terraform.stack`): one resource block, ``ref()`` for its
 dependencies, ``<address>_id``/``_name`` outputs. The model sees the provider's real
 schema (``terraform providers schema -json``, only the resource types that matter), the
@@ -21,7 +21,7 @@ its file and line, for at most ``max_rounds`` answers:
 5. ``terraform validate`` (diagnostics with ``main.tf:LINE``);
 6. ``terraform plan`` against the account (nothing is created).
 
-A template that passes is kept (:class:`~docverify_resourcecoder.candidates.CandidateStore`)
+A template that passes is kept (:class:`~docverify_terraform.resourcecoder.candidates.CandidateStore`)
 with a record of the model, the rounds, the validation output and the tokens; one that
 never passes is a :class:`TemplateWriteFailed` naming the last problems.
 """
@@ -41,17 +41,17 @@ from typing import Any
 
 import jinja2
 
+from docverify import engines
 from docverify.cost import CostMeter, Usage
 from docverify.errors import EnvironmentProblem, Undecided, UsageError
 from docverify.provision.meta import DEPENDENCIES, META_TYPES, UNNAMED, Requirement, close, default_name
 from docverify.scrub import scrub
 from docverify.task import new_suffix
 
-from docverify_models.agent import prompt_environment as model_prompts
 from docverify_terraform.stack import (DEFAULT_REGION, StackResource, TemplateError, TemplateSet, UncoveredMetaError,
                                        hcl, providers, render_stack)
-from docverify_resourcecoder.candidates import DEFAULT_CANDIDATES_DIR, Candidate, CandidateStore, compose
-from docverify_resourcecoder.schema import ProviderSchema
+from docverify_terraform.resourcecoder.candidates import DEFAULT_CANDIDATES_DIR, Candidate, CandidateStore, compose
+from docverify_terraform.resourcecoder.schema import ProviderSchema
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ def diagnostic_text(diagnostic: Any) -> str:
 
 def prompt_environment(folder: str | Path | None = None) -> jinja2.Environment:
     """ResourceCoder's prompts, ``folder`` overriding them file by file."""
-    return model_prompts(folder, PROMPTS)
+    return engines.prompt_environment(folder, PROMPTS)
 
 
 async def close_backend(backend: Any) -> None:
@@ -378,7 +378,7 @@ class ResourceCoder:
 
 def parse_answer(text: str) -> tuple[str, str]:
     """(resource type, template) from the model's answer; ValueError when unusable."""
-    from docverify_models.backends import parse_json_object
+    from docverify.engines import parse_json_object
 
     data = parse_json_object(text)
     resource_type, template = data.get("resource_type"), data.get("template")
@@ -468,7 +468,5 @@ def hcl_problems(text: str, name: str, schema: ProviderSchema, provider: str) ->
 def backend_from_options(options: Any) -> Callable[[], Any]:
     """A backend factory from options with the OpenAI endpoint fields (``base_url``, ``model``,
     ``api_key_env``, ``output_mode``, ``timeout_s``, ``max_retries``, ``backoff_s``, ``local``)."""
-    from docverify_models.policies import openai_backend
-
-    return lambda: openai_backend(options)
+    return lambda: engines.get_engine("openai").from_endpoint(options)
 

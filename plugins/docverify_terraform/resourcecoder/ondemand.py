@@ -49,7 +49,7 @@ class BlockedRequest:
 
 def parse_request(text: str, max_count: int = MAX_COUNT) -> BlockedRequest | None:
     """The request in a model's answer; None for ``"type": "none"``. ValueError when unusable."""
-    from docverify_models.backends import parse_json_object
+    from docverify.engines import parse_json_object
 
     data = parse_json_object(text)
     kind = data.get("type")
