@@ -15,11 +15,16 @@ with :func:`scrub_values`, without registering them.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import logging
 import re
 import threading
 from collections.abc import Iterable
-from typing import Any
+from enum import Enum
+from typing import TypeVar
+
+T = TypeVar("T")
 
 MASK = "••••••"
 #: the mask of the plain-text logs and one-line errors a plugin writes (:func:`scrub_values`)
@@ -92,17 +97,26 @@ def scrub_all(texts: Iterable[str]) -> list[str]:
     return [scrub(text) for text in texts]
 
 
-def scrub_data(data: Any) -> Any:
-    """``data`` (JSON-like: dicts, lists, strings, numbers) with every string scrubbed."""
+def scrub_object(value: T) -> T:
+    """A copy of ``value`` (dataclasses, dicts, lists, tuples and strings, nested) with
+    every string scrubbed; other values (numbers, enums, None) as they are. For results
+    as they leave the run: scrubbed as objects, not through their JSON form."""
     if _pattern is None:
-        return data
-    if isinstance(data, str):
-        return scrub(data)
-    if isinstance(data, dict):
-        return {key: scrub_data(value) for key, value in data.items()}
-    if isinstance(data, (list, tuple)):
-        return [scrub_data(value) for value in data]
-    return data
+        return value
+    if isinstance(value, Enum):  # before str: a verdict is a str enum
+        return value
+    if isinstance(value, str):
+        return scrub(value)  # type: ignore[return-value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        clean = copy.copy(value)
+        for item in dataclasses.fields(value):
+            object.__setattr__(clean, item.name, scrub_object(getattr(value, item.name)))
+        return clean
+    if isinstance(value, dict):
+        return {key: scrub_object(item) for key, item in value.items()}  # type: ignore[return-value]
+    if isinstance(value, (list, tuple)):
+        return type(value)(scrub_object(item) for item in value)  # type: ignore[return-value]
+    return value
 
 
 class ScrubFilter(logging.Filter):

@@ -26,7 +26,7 @@ from docverify.plugins import PluginSet
 from docverify.registry import Plugin
 from docverify.report.reporter import Reporter
 from docverify.run.loop import RunLoop
-from docverify.run.runner import RunLimits, Runner, Stages, now_iso
+from docverify.run.runner import RunLimits, Runner, Stages, finish, now_iso, unfinished
 from docverify.run.store import ResultStore, fingerprint, new_run_id
 from docverify.task import Task
 from docverify.report.trajectory import ProcedureResult, RunSummary
@@ -277,10 +277,9 @@ class CheckRun:
             self.timings["close_s"] = self.timings.get("close_s", 0.0) + time.perf_counter() - tick
             return described
         except EnvironmentProblem as problem:  # the console itself did not start
-            runner = Runner(self.stages, _nowhere(), artifacts=artifacts, limits=self.options.limits, on_result=save)
             for task in tasks:
                 if task.id not in self.results:
-                    runner.finish(task, runner.env_error(task, str(problem), time.time()))
+                    finish(task, unfinished(task, str(problem), time.time()), save, self.reporters)
             return f"{self.console.name} (not started: {problem})"
 
     def take_over(self, store: ResultStore, fingerprints: dict[str, str]) -> None:
@@ -293,10 +292,3 @@ class CheckRun:
         self.resumed = store.resumable(latest.run_id, fingerprints)
         for result in self.resumed.values():
             result.resumed_from = result.resumed_from or latest.run_id
-
-
-def _nowhere():
-    from docverify.console import ConsoleEndpoint
-
-    return ConsoleEndpoint(url="", api_url="", audit_url="")
-

@@ -34,7 +34,7 @@ from docverify.provision import Provisioned, Provisioner
 from docverify.report.reporter import Reporter
 from docverify.run.consequences import Consequences
 from docverify.scrub import known as known_secrets
-from docverify.scrub import scrub_data
+from docverify.scrub import scrub_object
 from docverify.parse.sequence import as_written, is_lead_step, lead_part
 from docverify.task import Task
 from docverify.report.trajectory import CheckResult, ProcedureResult, StepOutcome, StepStatus, Turn
@@ -141,10 +141,9 @@ class Runner:
                             return
                         if self.stages.policy.meter.exhausted:  # spent: the rest are not started
                             budget = self.stages.policy.meter.budget
-                            result = self.env_error(task, f"not run: the cost budget ({budget.describe() if budget else ''}"
-                                                          ") was spent before it started (--budget)", time.time())
-                            result.verdict, result.env_error = Verdict.INCONCLUSIVE, None
-                            self.finish(task, result)
+                            self.finish(task, unfinished(
+                                task, f"not run: the cost budget ({budget.describe() if budget else ''}) was spent "
+                                      "before it started (--budget)", time.time(), verdict=Verdict.INCONCLUSIVE))
                             return
                         self.finish(task, await self.run_one(xrun, task))
 
@@ -156,17 +155,11 @@ class Runner:
         except EnvironmentProblem as problem:
             for task in tasks:
                 if task.id not in self.results:
-                    self.finish(task, self.env_error(task, str(problem), time.time()))
+                    self.finish(task, unfinished(task, str(problem), time.time()))
         return [self.results[task.id] for task in tasks if task.id in self.results]
 
     def finish(self, task: Task, result: ProcedureResult) -> None:
-        # whatever a page, an error or a model echoed, no registered secret leaves the runner
-        result = ProcedureResult.from_dict(scrub_data(result.to_dict())) if known_secrets() else result
-        self.results[task.id] = result
-        if self.on_result is not None:
-            self.on_result(task, result)
-        for reporter in self.stages.reporters:
-            reporter.procedure_finished(result)
+        self.results[task.id] = finish(task, result, self.on_result, self.stages.reporters)
 
     async def run_one(self, xrun: ExecutorRun, task: Task) -> ProcedureResult:
         started = time.time()
@@ -196,14 +189,13 @@ class Runner:
                     elif self.limits.screenshots and not self.limits.pass_screenshots:
                         self.drop_screenshots(task, result)
         except EnvironmentProblem as problem:
-            return self.env_error(task, str(problem), started, duration=time.perf_counter() - clock)
+            return unfinished(task, str(problem), started, duration=time.perf_counter() - clock)
         except Exception as error:  # a bug in a plugin: this procedure is undecided, the run goes on
             log.debug("internal error in %s", task.id, exc_info=True)
             message = (f"internal error: {type(error).__name__}: {error} (a bug in docverify or a plugin; "
                        "DOCVERIFY_DEBUG=1 shows the traceback)")
-            result = self.env_error(task, message, started, duration=time.perf_counter() - clock)
-            result.verdict, result.env_error = Verdict.INCONCLUSIVE, None
-            return result
+            return unfinished(task, message, started, duration=time.perf_counter() - clock,
+                              verdict=Verdict.INCONCLUSIVE)
         result.duration_s = time.perf_counter() - clock
         result.setup_s = opened
         return result
@@ -487,12 +479,30 @@ class Runner:
             steps.append(StepOutcome(step.number, step.line, step.text, status, findings))
         return steps
 
-    def env_error(self, task: Task, message: str, started: float, duration: float = 0.0) -> ProcedureResult:
-        return ProcedureResult(
-            id=task.id, title=task.procedure.title, path=task.procedure.path, line=task.procedure.line,
-            verdict=Verdict.ENV_ERROR, reason=message, env_error=message,
-            started_at=datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
-            duration_s=duration, context=dict(task.context), criteria=[c.to_dict() for c in task.criteria],
-            steps=[StepOutcome(s.number, s.line, s.text, StepStatus.NOT_REACHED) for s in task.procedure.all_steps()],
-        )
 
+def unfinished(task: Task, message: str, started: float, duration: float = 0.0, *,
+               verdict: Verdict = Verdict.ENV_ERROR) -> ProcedureResult:
+    """The result of a procedure that was not run to its end, or not at all: ENV_ERROR
+    (the environment's doing), or INCONCLUSIVE (a plugin's bug, a spent budget), with
+    ``message`` as the reason and every step not reached."""
+    return ProcedureResult(
+        id=task.id, title=task.procedure.title, path=task.procedure.path, line=task.procedure.line,
+        verdict=verdict, reason=message, env_error=message if verdict is Verdict.ENV_ERROR else None,
+        started_at=datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
+        duration_s=duration, context=dict(task.context), criteria=[c.to_dict() for c in task.criteria],
+        steps=[StepOutcome(s.number, s.line, s.text, StepStatus.NOT_REACHED) for s in task.procedure.all_steps()],
+    )
+
+
+def finish(task: Task, result: ProcedureResult, on_result: Callable[[Task, ProcedureResult], None] | None,
+           reporters: Sequence[Any]) -> ProcedureResult:
+    """Where a result leaves the run (the results store, the reporters): whatever a page,
+    an error or a model echoed, no registered secret leaves with it. Returns the result
+    as it left."""
+    if known_secrets():
+        result = scrub_object(result)
+    if on_result is not None:
+        on_result(task, result)
+    for reporter in reporters:
+        reporter.procedure_finished(result)
+    return result

@@ -21,3 +21,25 @@ def test_short_none_and_empty_values():
 
 def test_a_secret_containing_another_is_masked_whole():
     assert scrub_values("id=LTAIkey-and-more", ["LTAIkey", "LTAIkey-and-more"], ASCII_MASK) == "id=***"
+
+
+def test_results_are_scrubbed_as_objects_every_string_at_every_depth():
+    from docverify.check.verdict import Finding, FindingKind, Verdict
+    from docverify.cost import Usage
+    from docverify.report.trajectory import ProcedureResult, Turn
+
+    secret = "sk-live-0123456789abcdef"
+    scrub.register(secret)
+    finding = Finding(FindingKind.LABEL_CHANGED, "docs/a.md", 3, "1", f"Key {secret}", "Key ••")
+    result = ProcedureResult(id="a", title="t", path="docs/a.md", line=1, verdict=Verdict.DRIFT,
+                             reason=f"typed {secret}", findings=[finding],
+                             turns=[Turn(0, "1", {"kind": "fill", "value": secret}, f"fill Key = '{secret}'")],
+                             context={"key": secret}, usage=Usage(calls=2))
+    try:
+        clean = scrub.scrub_object(result)
+    finally:
+        scrub.forget(secret)
+    assert secret not in repr(clean) and secret in repr(result)  # a copy: the original is untouched
+    assert clean.verdict is Verdict.DRIFT and clean.findings[0].kind is FindingKind.LABEL_CHANGED
+    assert clean.turns[0].action["value"] == scrub.MASK and clean.usage.calls == 2
+    assert clean.reason == f"typed {scrub.MASK}"

@@ -8,6 +8,8 @@ import pytest
 
 from docverify_sandbox.client import SandboxClient
 
+expect = pytest.importorskip("playwright.sync_api", reason="the browser extra: pip install -e '.[browser]'").expect
+
 pytestmark = pytest.mark.browser
 
 
@@ -114,6 +116,7 @@ def test_vpc_create_edit_delete(page, sandbox):
     assert "edited by test" in page.get_by_role("row").filter(has_text="docs-vpc").inner_text()
     page.get_by_role("row").filter(has_text="docs-vpc").get_by_role("button", name="Delete").click()
     page.get_by_role("dialog", name="Delete VPC").get_by_role("button", name="OK").click()
+    expect(page.get_by_role("status").filter(has_text="succeeded")).to_be_visible()  # the page after it
     assert page.get_by_role("row").filter(has_text="docs-vpc").count() == 0
     page.get_by_label("Region").select_option(label="China (Hangzhou)")
 
@@ -146,6 +149,7 @@ def test_oss_bucket_settings(page, sandbox):
     page.get_by_role("dialog", name="Bucket Tag").get_by_role("button", name="Save").click()
     page.get_by_role("button", name="Delete Bucket").click()
     page.get_by_role("dialog", name="Delete Bucket").get_by_role("button", name="OK").click()
+    expect(page.get_by_role("status").filter(has_text="succeeded")).to_be_visible()  # the page after it
     assert page.get_by_role("link", name="docverify-test-bucket").count() == 0
 
 
@@ -163,7 +167,7 @@ def test_ram_user_accesskey_and_group(page, sandbox):
     dialog = page.get_by_role("dialog", name="Create AccessKey")
     assert "AccessKeySecret" in dialog.inner_text()
     dialog.get_by_role("button", name="Close").click()
-    assert page.get_by_role("table", name="User AccessKeys").get_by_role("row").count() == 2
+    expect(page.get_by_role("table", name="User AccessKeys").get_by_role("row")).to_have_count(2)
     page.get_by_role("link", name="Groups").click()
     page.get_by_role("button", name="Create Group").click()
     dialog = page.get_by_role("dialog", name="Create Group")
@@ -173,6 +177,7 @@ def test_ram_user_accesskey_and_group(page, sandbox):
     row = page.get_by_role("row").filter(has_text="docs team")
     row.get_by_role("button", name="Delete").click()
     page.get_by_role("dialog", name="Delete Group").get_by_role("button", name="OK").click()
+    expect(page.get_by_role("status").filter(has_text="succeeded")).to_be_visible()  # the page after it
     assert page.get_by_role("row").filter(has_text="docs team").count() == 0
 
 
@@ -193,6 +198,7 @@ def test_eip_create_bind_release(page, sandbox):
     page.get_by_role("dialog", name="Unbind EIP").get_by_role("button", name="OK").click()
     open_menu(page.get_by_role("row").filter(has_text="docs-eip"), "More", "Release")
     page.get_by_role("dialog", name="Release EIP").get_by_role("button", name="OK").click()
+    expect(page.get_by_role("status").filter(has_text="succeeded")).to_be_visible()  # the page after it
     assert page.get_by_role("row").filter(has_text="docs-eip").count() == 0
 
 
@@ -297,8 +303,8 @@ def test_release_2026_renders_the_changes(browser, account):
         p.goto(ep.url + "/console/ecs/instance")
         assert p.get_by_role("button", name="Create Instance", exact=True).count() == 0
         p.get_by_role("button", name="Create ECS Instance").click()
+        expect(p.get_by_role("button", name="Next: Image and Storage")).to_be_visible()  # the wizard, loaded
         assert p.get_by_role("button", name="Next: Networking").count() == 0
-        assert p.get_by_role("button", name="Next: Image and Storage").is_visible()
         nav = p.get_by_role("navigation", name="Elastic Compute Service navigation")
         group = nav.locator("details").filter(has=p.get_by_role("link", name="Security Groups"))
         assert group.locator("summary").inner_text() == "Network"

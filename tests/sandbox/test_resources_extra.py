@@ -549,12 +549,14 @@ def test_console_eni_list_pages(page, sandbox, client):
     pager = page.get_by_role("navigation", name="Pagination")
     assert "Total 12 items, page 1 of 2" in pager.inner_text()
     assert page.get_by_role("table", name="Network Interfaces").get_by_role("row").count() == 11  # header + 10
+    from playwright.sync_api import expect  # waits for the page each click opens
+
     pager.get_by_role("link", name="Next").click()
-    assert "page 2 of 2" in page.get_by_role("navigation", name="Pagination").inner_text()
-    assert row_of(page, made[0]).count() == 1  # the oldest comes last
+    expect(page.get_by_role("navigation", name="Pagination")).to_contain_text("page 2 of 2")
+    expect(row_of(page, made[0])).to_have_count(1)  # the oldest comes last
     page.get_by_label("ENI ID/Name").fill("paged-07")
     page.get_by_role("button", name="Search").click()
-    assert page.get_by_role("table", name="Network Interfaces").get_by_role("row").count() == 2
+    expect(page.get_by_role("table", name="Network Interfaces").get_by_role("row")).to_have_count(2)
 
 
 @pytest.mark.browser
