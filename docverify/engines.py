@@ -27,7 +27,7 @@ from pydantic import Field as Option
 
 from docverify.errors import ConfigError
 
-#: How a backend can ask for structured output, most to least strict.
+#: How an engine can ask for structured output, most to least strict.
 OUTPUT_MODES = ("json_schema", "tools", "json_object", "text")
 
 
@@ -81,7 +81,7 @@ class Engine:
         return estimate_tokens(messages)
 
     def close(self) -> None:
-        """Free what the backend holds (connections, model memory)."""
+        """Free what the engine holds (connections, model memory)."""
 
     @classmethod
     def from_endpoint(cls, options: "EndpointOptions") -> "Engine":
