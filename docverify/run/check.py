@@ -86,8 +86,10 @@ class EarlyStart:
     other plugins, parses the docs and starts the console). A context manager: leaving
     it closes what the run did not take over, and the loop."""
 
-    def __init__(self, config: Config, plugins: PluginSet, *, warm: bool = True) -> None:
-        self.executor: Executor = instances(config, plugins, "executor", "executors")[0]  # type: ignore[assignment]
+    def __init__(self, config: Config, plugins: PluginSet, *, warm: bool = True,
+                 executor: Executor | None = None) -> None:
+        #: the configured executor (``executor``: one already made, e.g. the run's own)
+        self.executor: Executor = executor or instances(config, plugins, "executor", "executors")[0]  # type: ignore[assignment]
         self.loop = RunLoop(on_error=self._on_loop_error)
         self.closed = False
         if warm:
@@ -258,7 +260,7 @@ class CheckRun:
         artifacts = (self.options.output / "artifacts") if self.options.output else (
             Path(".docverify") / "artifacts" / self.run_id)
         tick = time.perf_counter()
-        early = self.early or EarlyStart(self.config, self.plugins, warm=False)
+        early = self.early or EarlyStart(self.config, self.plugins, warm=False, executor=self.stages.executor)
         try:
             with early, self.console.start() as endpoint:
                 self.timings["console_s"] = time.perf_counter() - tick
