@@ -17,8 +17,11 @@ The file is found upward from the working directory (or given with ``--config`` 
 
 Every plugin family has such a table (``console``, ``provisioner``, ``executor``,
 ``policy``, ``checker``, ``reporter``): ``use`` picks the plugin(s), a sub-table per
-plugin holds its options. An unknown key is an error naming the key and where it
-came from (file and line, environment variable or option).
+plugin holds its options. Without ``use`` a family gets the plugin that registered
+itself as its default (``register(..., default=True)``). An unknown key is an error
+naming the key and where it came from (file and line, environment variable or option).
+A plugin's former name (``register(..., aliases=(...))``) still works, in ``use`` and
+as a table name, with a warning (:attr:`Config.warnings`).
 """
 
 from __future__ import annotations
@@ -29,13 +32,17 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, WithJsonSchema, field_validator,
+                      model_validator)
 
 from docverify.cost import BUDGET, Price
-from docverify.errors import ConfigError
+from docverify.errors import ConfigError, PluginError
 from docverify.registry import Plugin, unknown_name_message
+
+if TYPE_CHECKING:
+    from docverify.plugins import PluginSet
 
 CONFIG_FILE_NAME = "docverify.toml"
 ENV_PREFIX = "DOCVERIFY_"
@@ -64,21 +71,44 @@ class FamilySettings(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    use: list[str] = Field(description="the plugin(s) to use")
+    #: ``use`` as configured; None when it is not (then :attr:`use` is the family's default).
+    #: The schema says what a file may hold: a list of names (never null, no default).
+    configured: Annotated[list[str] | None, WithJsonSchema({"items": {"type": "string"}, "type": "array"})] = Field(
+        None, alias="use", title="Use",
+        description="the plugin(s) to use; when unset, the plugin that declares itself the family's default",
+        json_schema_extra=lambda schema: schema.pop("default", None))
+    _table: str = PrivateAttr("")
+    _plugins: "Callable[[], PluginSet] | None" = PrivateAttr(None)
 
-    @field_validator("use", mode="before")
+    @field_validator("configured", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return [part.strip() for part in value.split(",") if part.strip()]
-        return value
+        return _split_names(value)
+
+    @property
+    def use(self) -> list[str]:
+        """The plugin(s) to use: ``use`` as configured, else the one plugin of the family
+        registered with ``default=True``. ConfigError when none or several are."""
+        if self.configured is not None:
+            return list(self.configured)
+        from docverify.plugins import installed_plugins
+
+        plugins = (self._plugins or installed_plugins)()
+        return [plugins.registry(FAMILY_TABLES[self._table]).default()]
 
     def plugin_tables(self) -> dict[str, Any]:
         return dict(self.model_extra or {})
 
 
-def _family(*names: str) -> Any:
-    return Field(default_factory=lambda: FamilySettings(use=list(names)))
+def _split_names(value: Any) -> Any:
+    """``"json, junit"`` -> ``["json", "junit"]``; anything else as it is."""
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+def _family() -> Any:
+    return Field(default_factory=FamilySettings)
 
 
 class Settings(_Section):
@@ -87,12 +117,12 @@ class Settings(_Section):
     jobs: int = Field(default_factory=lambda: min(4, os.cpu_count() or 1), ge=1, le=64,
                       description="procedures run in parallel (browser contexts); default: CPU cores, at most 4")
     parse: ParseSettings = Field(default_factory=ParseSettings)
-    console: FamilySettings = _family("sandbox")
-    provisioner: FamilySettings = _family("none")
-    executor: FamilySettings = _family("playwright")
-    policy: FamilySettings = _family("literal")
-    checker: FamilySettings = _family("actiontrail")
-    reporter: FamilySettings = _family("console")
+    console: FamilySettings = _family()
+    provisioner: FamilySettings = _family()
+    executor: FamilySettings = _family()
+    policy: FamilySettings = _family()
+    checker: FamilySettings = _family()
+    reporter: FamilySettings = _family()
     prices: dict[str, Price] = Field(default_factory=dict,
                                      description="per model: USD/CNY per million tokens, e.g. [prices.gpt-4o-mini]")
     budget: str | None = Field(None, description="stop model calls before this is spent, e.g. '2.50USD', '20CNY'")
@@ -103,6 +133,12 @@ class Settings(_Section):
         if value is not None and not BUDGET.match(value):
             raise ValueError("not a budget: write an amount and a currency, e.g. 2.50USD or 20CNY")
         return value
+
+    @model_validator(mode="after")
+    def _name_families(self) -> "Settings":
+        for table in FAMILY_TABLES:
+            getattr(self, table)._table = table
+        return self
 
 
 #: config table -> plugin family (hookspecs / registries)
@@ -124,6 +160,8 @@ class Config:
     file: Path | None = None
     #: dotted key -> "docverify.toml:12", "env DOCVERIFY_JOBS", "option --jobs"
     origins: dict[str, str] = field(default_factory=dict)
+    #: what the user should change, though it works (a plugin's former name), each with where it is
+    warnings: list[str] = field(default_factory=list)
 
     def origin(self, dotted: str) -> str:
         """Where a key's value came from (the nearest enclosing key that has one)."""
@@ -138,6 +176,14 @@ class Config:
                 return found
             parts.pop()
         return "default"
+
+    def values(self) -> dict[str, Any]:
+        """The settings as JSON values, each family's ``use`` the plugins it picks (its
+        default plugin where none is configured)."""
+        values = self.settings.model_dump(mode="json", by_alias=True)
+        for table in FAMILY_TABLES:
+            values[table]["use"] = getattr(self.settings, table).use
+        return values
 
     def plugin_options(self, table: str, name: str, plugin: type[Plugin]) -> Plugin.Options:
         """Validate ``[<table>.<name>]`` against the plugin's ``Options`` model."""
@@ -180,11 +226,14 @@ def load_config(
     environ: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
     override_names: Mapping[str, str] | None = None,
+    plugins: "Callable[[], PluginSet] | None" = None,
 ) -> Config:
     """Build the configuration.
 
     ``overrides`` maps dotted keys to CLI values (``None`` = not given);
     ``override_names`` maps dotted keys to the option that set them, for messages.
+    ``plugins`` gives the plugin set whose defaults and former names apply (default:
+    the installed plugins); it is asked only when a default or a name is looked up.
     """
     environ = os.environ if environ is None else environ
     cwd = cwd or Path.cwd()
@@ -196,7 +245,7 @@ def load_config(
     else:
         file = find_config_file(cwd)
 
-    merged: dict[str, Any] = Settings().model_dump()
+    merged: dict[str, Any] = Settings().model_dump(by_alias=True)
     origins: dict[str, str] = {}
     if file is not None:
         data, lines = read_toml(file)
@@ -212,12 +261,66 @@ def load_config(
     names = override_names or {}
     _merge(merged, cli_data, origins, lambda key: f"option {names.get(key, key)}")
 
+    if plugins is None:
+        from docverify.plugins import installed_plugins
+
+        plugins = installed_plugins
     config = Config(Settings.model_construct(), file, origins)
+    config.warnings = _rename_plugins(merged, config, plugins)
     try:
         config.settings = Settings.model_validate(merged)
     except ValidationError as error:
         raise ConfigError(_describe(error, config)) from None
+    for table in FAMILY_TABLES:
+        getattr(config.settings, table)._plugins = plugins
     return config
+
+
+def _rename_plugins(merged: dict[str, Any], config: Config, plugins: "Callable[[], PluginSet]") -> list[str]:
+    """A plugin's former names (its registry's aliases) in ``<family>.use`` and as
+    options tables ``[<family>.<former>]`` -> its name, with one warning per name
+    saying where it was. Nothing is asked of the plugins when no family names one;
+    plugins that cannot be loaded leave the names as they are (the error comes when
+    the plugins are used)."""
+    warnings: dict[tuple[str, str], str] = {}
+    for table, family in FAMILY_TABLES.items():
+        section = merged.get(table)
+        if not isinstance(section, dict):
+            continue
+        use = _split_names(section.get("use"))
+        names = [name for name in use if isinstance(name, str)] if isinstance(use, list) else []
+        tables = [key for key in section if key != "use"]
+        if not names and not tables:
+            continue
+        try:
+            registry = plugins().registry(family)
+        except PluginError:
+            return list(warnings.values())
+        for name in names:
+            if (message := registry.renamed(name)) is not None:
+                warnings.setdefault((table, name), f"{config.origin(f'{table}.use')}: {message}")
+        if any(registry.renamed(name) for name in names):
+            section["use"] = [registry.canonical(name) if isinstance(name, str) else name for name in use]
+        for old in tables:
+            if (message := registry.renamed(old)) is None:
+                continue
+            warnings.setdefault((table, old), f"{config.origin(f'{table}.{old}')}: {message}")
+            _move_table(section, config.origins, table, old, registry.canonical(old))
+    return list(warnings.values())
+
+
+def _move_table(section: dict[str, Any], origins: dict[str, str], table: str, old: str, new: str) -> None:
+    """``[<table>.<old>]`` -> ``[<table>.<new>]`` and the origins of its keys; where both
+    are set, the new table's own values win."""
+    options, current = section.pop(old), section.get(new)
+    if isinstance(options, dict) and isinstance(current, dict):
+        section[new] = {**options, **current}
+    elif current is None:
+        section[new] = options
+    prefix = f"{table}.{old}"
+    for key in [key for key in origins if key == prefix or key.startswith(prefix + ".")]:
+        where = origins.pop(key)
+        origins.setdefault(f"{table}.{new}{key[len(prefix):]}", where)
 
 
 def display_path(file: Path) -> str:

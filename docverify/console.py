@@ -1,8 +1,8 @@
 """The console family: where a console is, how to reach it, its audit log.
 
 A console plugin turns its options into a running :class:`ConsoleEndpoint`:
-the embedded ``sandbox`` starts a local server, ``aliyun`` points at the real
-cloud. Later stages (executor, checker, provisioner) only see the endpoint.
+the embedded ``sandbox`` starts a local server; a console of the real cloud (a
+planned ``aliyun``, say) would point at it. Later stages (executor, checker, provisioner) only see the endpoint.
 """
 
 from __future__ import annotations
@@ -78,9 +78,13 @@ class ConsoleEndpoint:
 
 class Console(Plugin):
     """Base class of console plugins. ``cloud`` says whose console it is ("alibaba"):
-    a doc written for another cloud's console is not applicable to it."""
+    a doc written for another cloud's console is not applicable to it.
+    ``ram_endpoint``: set by a console of the real Alibaba Cloud, its RAM API
+    (``https://ram.aliyuncs.com``); AccessKeys of its accounts then rotate through the
+    official RAM SDK when :meth:`access_key_api` offers no API of its own."""
 
     cloud: ClassVar[str | None] = None
+    ram_endpoint: ClassVar[str | None] = None
 
     def start(self) -> AbstractContextManager[ConsoleEndpoint]:
         """Start (or connect to) the console; leaving the context stops what was started."""

@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, fields
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from docverify.errors import ConfigError, Undecided
+from docverify.records import Record, record, rounded
 
 CURRENCIES = ("USD", "CNY")
 BUDGET = re.compile(r"^\s*(?P<amount>\d+(?:\.\d+)?)\s*(?P<currency>USD|CNY|\$|¥)?\s*$", re.I)
@@ -45,8 +45,8 @@ class Price(BaseModel):
 FREE = Price(input_usd=0, output_usd=0, input_cny=0, output_cny=0)
 
 
-@dataclass
-class Usage:
+@record
+class Usage(Record):
     """Model calls and tokens of one procedure (or one run), and what they cost."""
 
     calls: int = 0
@@ -68,17 +68,7 @@ class Usage:
     def used_model(self) -> bool:
         return self.calls > 0
 
-    def to_dict(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
-        for key in ("cost_usd", "cost_cny"):
-            if data[key] is not None:
-                data[key] = round(data[key], 6)
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> "Usage":
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in (data or {}).items() if k in names})
+    _money = field_serializer("cost_usd", "cost_cny")(rounded(6))
 
     def describe(self) -> str:
         """One line for reports ("" when no model was called): calls, tokens, cost, who decided."""

@@ -19,13 +19,13 @@ import inspect
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import jinja2
-from pydantic import BaseModel
+from pydantic import AfterValidator, BaseModel
 from pydantic import Field as Option
 
-from docverify.errors import ConfigError
+from docverify.errors import ConfigError, DocverifyError
 
 #: How an engine can ask for structured output, most to least strict.
 OUTPUT_MODES = ("json_schema", "tools", "json_object", "text")
@@ -60,7 +60,8 @@ class Engine:
 
     Subclasses set ``name`` (``openai``, ``llamacpp``, ``vllm``) and build themselves
     from keyword arguments; :meth:`from_endpoint` builds one for an OpenAI-protocol
-    endpoint where the engine can talk to one."""
+    endpoint where the engine can talk to one, :meth:`from_options` from a plugin's
+    options that name the engine (the ``hybrid`` policy's ``engine``)."""
 
     name: ClassVar[str] = ""
 
@@ -88,6 +89,12 @@ class Engine:
         """This engine for an OpenAI-protocol endpoint (``openai``); others cannot."""
         raise ConfigError(f"the {cls.name or cls.__name__} engine does not talk to an endpoint",
                           hint="use the openai engine for base_url/model options")
+
+    @classmethod
+    def from_options(cls, options: Any) -> "Engine":
+        """This engine from a plugin's options: the fields of them it knows, by name
+        (``model_path``, ``n_ctx``…); by default :meth:`from_endpoint`."""
+        return cls.from_endpoint(options)
 
     @classmethod
     def summary(cls) -> str:
@@ -186,3 +193,16 @@ def get_engine(name: str) -> type[Engine]:
     from docverify.plugins import installed_plugins
 
     return installed_plugins().get("engines", name)
+
+
+def _installed_engine(name: str) -> str:
+    try:
+        get_engine(name)
+    except DocverifyError as error:
+        raise ValueError(str(error)) from None
+    return name
+
+
+#: An option naming a model engine: checked against the installed engines when the
+#: configuration is read (policies, judges and ResourceCoder take ``engine = "..."``).
+EngineName = Annotated[str, AfterValidator(_installed_engine)]

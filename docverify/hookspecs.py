@@ -19,6 +19,14 @@ and its module is imported only when a run or command uses it::
     def register_policies(register):
         register("docverify_mine.policy:MyPolicy", name="mine")
 
+``default=True`` makes the plugin its family's choice when ``<family>.use`` is not
+configured (the core names no plugin; two plugins claiming one family's default is an
+error when that default is needed). ``aliases=("old",)`` keeps a renamed plugin's former
+names working, with a warning::
+
+    register("docverify_reports.terminal:TerminalReporter", name="terminal", default=True,
+             aliases=("console",))
+
 Built-in plugins under ``plugins/`` register exactly like third-party ones.
 """
 
@@ -41,7 +49,8 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 @hookspec
 def register_consoles(register: "Register") -> None:
     """Register console classes: where a console is, how to log in, its audit-log
-    endpoint and its Terraform provider block (e.g. ``sandbox``, ``aliyun``)."""
+    endpoint and its Terraform provider block (e.g. ``sandbox``; a console of the real
+    cloud, such as a planned ``aliyun``, sets ``Console.ram_endpoint``)."""
 
 
 @hookspec
@@ -70,7 +79,7 @@ def register_checkers(register: "Register") -> None:
 
 @hookspec
 def register_reporters(register: "Register") -> None:
-    """Register reporter classes: present results (e.g. ``console``, ``json``,
+    """Register reporter classes: present results (e.g. ``terminal``, ``json``,
     ``junit``, ``github``, ``html``)."""
 
 

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Generic, Iterator, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from docverify.errors import PluginError
+from docverify.errors import ConfigError, PluginError
 
 
 class Plugin:
@@ -73,9 +73,13 @@ T = TypeVar("T")
 class Register(Protocol):
     """The callback each ``register_<family>`` hook receives."""
 
-    def __call__(self, obj: Any, *, name: str | None = None) -> None:
+    def __call__(self, obj: Any, *, name: str | None = None, default: bool = False,
+                 aliases: tuple[str, ...] = ()) -> None:
         """Register ``obj``, a class (a click command for ``register_commands``), or a
-        reference to one, ``"package.module:Attribute"``, with its ``name``."""
+        reference to one, ``"package.module:Attribute"``, with its ``name``.
+
+        ``default=True``: the plugin is its family's choice when ``<family>.use`` is
+        not configured. ``aliases``: former names, still accepted with a warning."""
 
 
 class Entry(Generic[T]):
@@ -84,11 +88,13 @@ class Entry(Generic[T]):
     registered by reference."""
 
     def __init__(self, family: Family, name: str, plugin: str, *, obj: T | None = None,
-                 reference: str | None = None) -> None:
+                 reference: str | None = None, default: bool = False, aliases: tuple[str, ...] = ()) -> None:
         self.family = family
         self.name = name
         self.plugin = plugin
         self.reference = reference  #: "module:attribute", when registered lazily
+        self.default = default  #: the family's choice when none is configured
+        self.aliases = aliases  #: former names, accepted with a warning
         self._obj = obj
 
     @property
@@ -125,46 +131,88 @@ class Registry(Generic[T]):
     def __init__(self, family: Family) -> None:
         self.family = family
         self._entries: dict[str, Entry[T]] = {}
+        self._aliases: dict[str, str] = {}  #: former name -> name
 
-    def add(self, obj: T | str, *, plugin: str, name: str | None = None) -> None:
+    def add(self, obj: T | str, *, plugin: str, name: str | None = None, default: bool = False,
+            aliases: tuple[str, ...] | list[str] = ()) -> None:
         """Register ``obj`` (its ``name`` attribute names it), or a reference to it,
-        ``"module:attribute"``, with its ``name``: imported when first used."""
+        ``"module:attribute"``, with its ``name``: imported when first used.
+        ``default``: the family's choice when none is configured; ``aliases``: former
+        names that still select it."""
         if isinstance(obj, str):
             if ":" not in obj or not name:
                 raise PluginError(f"plugin {plugin!r} registered {self.family.singular} {obj!r}: a reference is "
                                   "\"module:attribute\" with the plugin's name",
                                   hint=f"register(\"{obj if ':' in obj else 'package.module:Class'}\", "
                                        "name=\"...\")")
-            entry: Entry[T] = Entry(self.family, name, plugin, reference=obj)
+            entry: Entry[T] = Entry(self.family, name, plugin, reference=obj, default=default,
+                                    aliases=tuple(aliases))
         else:
             declared = plugin_name(obj, self.family)
             if name is not None and name != declared:
                 raise PluginError(f"plugin {plugin!r} registered {self.family.singular} {declared!r} as {name!r}",
                                   hint="leave out name=, or make it the class's own name")
-            entry = Entry(self.family, declared, plugin, obj=obj)
-        existing = self._entries.get(entry.name)
-        if existing is not None:
-            raise PluginError(
-                f"two {self.family.name} are named {entry.name!r}: one from plugin "
-                f"{existing.plugin!r}, one from plugin {plugin!r}",
-                hint="uninstall or disable one of them",
-            )
+            entry = Entry(self.family, declared, plugin, obj=obj, default=default, aliases=tuple(aliases))
+        names = [entry.name, *entry.aliases]
+        if len(set(names)) != len(names):
+            raise PluginError(f"plugin {plugin!r} registered {self.family.singular} {entry.name!r} with aliases "
+                              f"{list(entry.aliases)}: an alias repeats a name",
+                              hint="list each former name once, never the current one")
+        for taken in names:
+            existing = self._entries.get(self.canonical(taken))
+            if existing is not None:
+                raise PluginError(
+                    f"two {self.family.name} are named {taken!r}: one from plugin "
+                    f"{existing.plugin!r}, one from plugin {plugin!r}",
+                    hint="uninstall or disable one of them",
+                )
         self._entries[entry.name] = entry
+        self._aliases.update((alias, entry.name) for alias in entry.aliases)
 
     def get(self, name: str) -> T:
         return self.entry(name).obj
 
     def entry(self, name: str) -> Entry[T]:
+        """The plugin called ``name`` (or formerly so: an alias)."""
         try:
-            return self._entries[name]
+            return self._entries[self.canonical(name)]
         except KeyError:
             raise PluginError(unknown_name_message(self.family, name, self.names())) from None
+
+    def canonical(self, name: str) -> str:
+        """The current name of a plugin formerly called ``name``; ``name`` otherwise."""
+        return self._aliases.get(name, name)
+
+    def renamed(self, name: str) -> str | None:
+        """A warning when ``name`` is a former name (an alias); None otherwise."""
+        if name not in self._aliases:
+            return None
+        new = self._aliases[name]
+        return (f"{self.family.singular} {name!r} is now {new!r}; use {new!r} "
+                f"(the name {name!r} still works for now but will be removed)")
+
+    def default(self) -> str:
+        """The name of the plugin registered with ``default=True``: the family's choice
+        when ``<family>.use`` is not configured. ConfigError when none or several are."""
+        table = self.family.singular
+        claims = [entry for entry in self if entry.default]
+        hint = (f"e.g. `[{table}] use = \"NAME\"` in docverify.toml, DOCVERIFY_{table.upper()}=NAME "
+                f"or -O {table}.use=NAME")
+        if not claims:
+            raise ConfigError(f"no {table} is configured and no installed {table} plugin is the default: "
+                              f"set {table}.use (installed {self.family.name}: {', '.join(self.names()) or 'none'})",
+                              hint=hint)
+        if len(claims) > 1:
+            both = " and ".join(f"{entry.name!r} (plugin {entry.plugin!r})" for entry in claims)
+            raise ConfigError(f"{len(claims)} {self.family.name} claim to be the default {table}: {both}; "
+                              f"set {table}.use to the one to use", hint=hint)
+        return claims[0].name
 
     def names(self) -> list[str]:
         return sorted(self._entries)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        return name in self._entries or name in self._aliases
 
     def __iter__(self) -> Iterator[Entry[T]]:
         return iter(sorted(self._entries.values(), key=lambda entry: entry.name))

@@ -1,10 +1,12 @@
-"""JSON Schemas of what users write: the ``docverify:`` annotation and ``docverify.toml``.
+"""JSON Schemas of what users write and what a run writes: the ``docverify:``
+annotation, ``docverify.toml`` and ``docverify.json``.
 
-Both are generated from the pydantic models that validate them
-(:class:`docverify.parse.annotation_model.AnnotationModel`, :class:`docverify.config.Settings`),
-so the schema an editor checks against is the rule docverify applies. The
-repository ships them under ``schemas/`` (a test fails when they are stale);
-``docverify schema annotation|config`` prints them.
+Each is generated from the pydantic models that validate it
+(:class:`docverify.parse.annotation_model.AnnotationModel`, :class:`docverify.config.Settings`,
+:class:`docverify.report.trajectory.RunSummary`), so the schema an editor or a
+consumer checks against is the rule docverify applies. The repository ships them
+under ``schemas/`` (a test fails when they are stale); ``docverify schema
+annotation|config|results`` prints them.
 
 Refresh the shipped files with ``python -m docverify.schemas``.
 """
@@ -20,6 +22,7 @@ from typing import Any, Callable
 SCHEMA_FILES: dict[str, str] = {
     "annotation": "annotation.schema.json",
     "config": "docverify.toml.schema.json",
+    "results": "docverify.json.schema.json",
 }
 #: The folder the repository ships them in.
 SHIPPED = Path(__file__).resolve().parent.parent / "schemas"
@@ -69,7 +72,26 @@ def config_schema() -> dict[str, Any]:
     }
 
 
-SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {"annotation": annotation_schema, "config": config_schema}
+def results_schema() -> dict[str, Any]:
+    """``docverify.json`` (the ``json`` reporter's file): :class:`RunSummary` as
+    written, derived counts and usage included."""
+    from pydantic import TypeAdapter
+
+    from docverify.report.trajectory import RunSummary
+
+    body = TypeAdapter(RunSummary).json_schema(mode="serialization", by_alias=True)
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        **body,
+        "title": "docverify.json",
+        "description": "A docverify run: its summary, then every procedure's result with its findings, "
+                       "steps and trajectory. 'version' changes when the layout does.",
+    }
+
+
+SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
+    "annotation": annotation_schema, "config": config_schema, "results": results_schema,
+}
 
 
 def render(name: str) -> str:

@@ -1,4 +1,4 @@
-"""Shared fixtures: the corpus (tests/corpus) and the browser."""
+"""Shared fixtures: the corpus (tests/corpus), the browser, the fake plugins installed."""
 
 from __future__ import annotations
 
@@ -31,3 +31,19 @@ def chromium():
         return find_browser(playwright_path=own)
     except EnvironmentProblem as problem:
         pytest.skip(str(problem))
+
+
+@pytest.fixture
+def installed_fakes(monkeypatch):
+    """The fake plugins (tests/fake_plugins.py) as if installed: what asks the installed
+    plugins by name (``docverify.engines.get_engine("fake")``) finds them. The fake
+    engine's shared queue (``fake_plugins.REPLIES``) and its list of engines made start
+    empty."""
+    import fake_plugins
+    from docverify import plugins
+
+    fakes = plugins.load_plugins(extra=[fake_plugins])
+    monkeypatch.setattr(plugins, "installed_plugins", lambda: fakes)
+    monkeypatch.setattr(fake_plugins, "REPLIES", [])
+    monkeypatch.setattr(fake_plugins, "ENGINES", [])
+    return fakes

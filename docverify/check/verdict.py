@@ -7,11 +7,11 @@ the doc's own line, where the documentation and the console disagree.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import field
 from enum import StrEnum
-from typing import Any
 
 from docverify.errors import ExitCode
+from docverify.records import Record, optional, record
 
 
 class Verdict(StrEnum):
@@ -36,8 +36,8 @@ class FindingKind(StrEnum):
         return self is not FindingKind.NOT_VERIFIABLE
 
 
-@dataclass
-class Finding:
+@record
+class Finding(Record):
     """One disagreement between a doc step and the console."""
 
     kind: FindingKind
@@ -47,16 +47,16 @@ class Finding:
     expected: str  #: what the doc says
     observed: str  #: what the console shows
     candidates: list[str] = field(default_factory=list)  #: nearest labels on the page
-    resolved_by: str | None = None  #: what was done instead (a hybrid policy's model), if anything
+    resolved_by: str | None = optional()  #: what was done instead (a hybrid policy's model), if anything
     #: "path:line" of an earlier finding this one only follows from: the page never
     #: changed after that step's action, so this step could not be reached as written
-    consequence_of: str | None = None
+    consequence_of: str | None = optional()
     #: the screenshot of the page it was raised on (a file name under the run's output, like a
     #: turn's); None when the run took none, or dropped them (a procedure that passed)
-    screenshot: str | None = field(default=None, compare=False)
+    screenshot: str | None = optional(compare=False)
     #: where on that screenshot the element it points at is (the console's label, the nearest
     #: candidate): ``x``, ``y``, ``width``, ``height`` as fractions (0-1) of the screenshot's size
-    box: dict[str, float] | None = field(default=None, compare=False)
+    box: dict[str, float] | None = optional(compare=False)
 
     @property
     def where(self) -> str:
@@ -72,14 +72,6 @@ class Finding:
         if self.consequence_of:
             text += f" (follows from the finding at line {self.consequence_of.rpartition(':')[2]})"
         return text
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["kind"] = self.kind.value
-        for key in ("resolved_by", "consequence_of", "screenshot", "box"):
-            if data[key] is None:
-                del data[key]
-        return data
 
 
 def decide(

@@ -148,9 +148,9 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
         raise UsageError(f"--fail-on {fail_on}: unknown {', '.join(unknown)}; choose from {', '.join(FAIL_ON)}")
     overrides: dict[str, object] = {"jobs": jobs, "policy.use": policy, "console.use": console_name, "budget": budget,
                                     "provisioner.use": provisioner,
-                                    "reporter.console.verbosity": (verbose - quiet) or None}
+                                    "reporter.terminal.verbosity": (verbose - quiet) or None}
     names = {"jobs": "--jobs", "policy.use": "--policy", "console.use": "--console", "budget": "--budget",
-             "provisioner.use": "--provisioner", "reporter.console.verbosity": "-q/-v"}
+             "provisioner.use": "--provisioner", "reporter.terminal.verbosity": "-q/-v"}
     assigned = _options(settings)
     names.update({key: f"--set {key}" for key in assigned})
     app = get_app(ctx)
@@ -160,7 +160,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
                                                                ("slow_mo_ms", slow_mo, "--slow-mo"),
                                                                ("browser_path", browser_path, "--browser-path"))
               if value is not None}
-    report_names = _csv(reports)
+    report_names = app.plugin_names("reporters", _csv(reports), "--report")
     if "html" in {*config.settings.reporter.use, *report_names}:
         wanted["trace"] = ("on-failure", None)  # the html report shows the trace of what did not pass
     if wanted:

@@ -15,8 +15,10 @@ from docverify.cli import CONTEXT_SETTINGS, get_app
 def config(ctx: click.Context, as_json: bool) -> None:
     """Show the effective configuration (defaults < docverify.toml < DOCVERIFY_* < options).
 
-    Fails with the key and its file line, environment variable or option when a
-    value is invalid, a key is unknown, or a plugin table names no installed plugin.
+    A family without ``use`` shows the plugin it gets: the one registered as the
+    family's default. Fails with the key and its file line, environment variable or
+    option when a value is invalid, a key is unknown, or a plugin table names no
+    installed plugin.
 
     \b
     Examples:
@@ -24,7 +26,7 @@ def config(ctx: click.Context, as_json: bool) -> None:
       DOCVERIFY_JOBS=4 docverify config --json
     """
     loaded = get_app(ctx).checked_config()
-    values = loaded.settings.model_dump(mode="json")
+    values = loaded.values()
     if as_json:
         click.echo(json.dumps({"file": str(loaded.file) if loaded.file else None, "settings": values,
                                "origins": loaded.origins}, indent=2))

@@ -22,6 +22,8 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
     """List every loaded plugin with its family, origin and options.
 
     Options go into docverify.toml under [<family>.<plugin>], e.g. [console.sandbox].
+    "(default)" marks the plugin a family uses when docverify.toml does not choose
+    one (<family>.use); a former name still selects its plugin, with a warning.
 
     \b
     Examples:
@@ -44,7 +46,10 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
             f"{option['name']} = {option['default']!r}" if "default" in option else f"{option['name']} (required)"
             for option in row["options"]
         )
-        table.add_row(row["family"], row["name"], row["origin"], Text(options), Text(row["description"]))
+        name = row["name"] + (" (default)" if row["default"] else "")
+        if row["aliases"]:
+            name += f"\nformerly {', '.join(row['aliases'])}"
+        table.add_row(row["family"], Text(name), row["origin"], Text(options), Text(row["description"]))
     Console().print(table)
 
 
@@ -68,6 +73,8 @@ def describe_plugins(plugin_set: PluginSet) -> list[dict[str, Any]]:
                 {
                     "family": family.name,
                     "name": entry.name,
+                    "default": entry.default,  #: the family's choice when <family>.use is not configured
+                    "aliases": list(entry.aliases),  #: former names, still accepted with a warning
                     "plugin": entry.plugin,
                     "origin": origin.describe(),
                     "builtin": origin.builtin,

@@ -49,12 +49,13 @@ def default_accounts(console: str) -> list[AccountSpec]:
     return plugin.default_accounts() if plugin is not None else []
 
 
-def open_pool(*, console: str = "sandbox", accounts_file: str | Path | None = None,
+def open_pool(*, console: str | None = None, accounts_file: str | Path | None = None,
               config_file: Path | None = None, lease_dir: str | Path | None = None, cwd: Path | None = None,
               environ: Mapping[str, str] | None = None, defaults: bool = True) -> AccountPool:
     """The pool as configured: the accounts file (``accounts_file``,
     ``DOCVERIFY_ACCOUNTS``, or ``docverify-accounts.toml`` next to ``config_file``)
-    plus ``DOCVERIFY_ACCOUNT_*``; with neither, :func:`default_accounts`.
+    plus ``DOCVERIFY_ACCOUNT_*``; with neither, :func:`default_accounts` of ``console``
+    (None: the installed plugin registered as the default console).
 
     Leases live in ``lease_dir`` (default: :func:`default_lease_dir`). ``defaults=False``:
     an unconfigured pool stays empty (``docverify check`` then uses the console's own account)."""
@@ -64,6 +65,10 @@ def open_pool(*, console: str = "sandbox", accounts_file: str | Path | None = No
     source = load_accounts(path, environ=environ, required=explicit)
     specs, where = source.specs, (str(path) if source.exists else "")
     if not specs and defaults:
+        if console is None:
+            from docverify.plugins import installed_plugins
+
+            console = installed_plugins().registry("consoles").default()
         specs = default_accounts(console)
         where = f"the {console} console's built-in accounts" if specs else f"{path} does not exist"
     elif not source.exists:

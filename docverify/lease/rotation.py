@@ -3,9 +3,9 @@ delete the old key — and on any failure leave the account working and say what
 happened.
 
 The RAM calls go through an :class:`AccessKeyApi`: the one the account's console
-plugin offers (`Console.access_key_api`; the sandbox's own), else, for
-``aliyun`` accounts, the official ``alibabacloud_ram20150501`` SDK (imported
-only when used).
+plugin offers (`Console.access_key_api`; the sandbox's own), else, for a console
+of the real Alibaba Cloud (its plugin sets `Console.ram_endpoint`), the official
+``alibabacloud_ram20150501`` SDK (imported only when used).
 
 Order and guarantees:
 
@@ -97,8 +97,8 @@ def authenticated(action: str) -> Iterator[None]:
 class AlibabaAccessKeys:
     """:class:`AccessKeyApi` on Alibaba Cloud RAM with ``alibabacloud_ram20150501``.
 
-    ``url`` overrides the endpoint (``https://ram.aliyuncs.com`` by default;
-    ``http://HOST:PORT`` reaches a sandbox, which the tests use).
+    ``url`` is the endpoint (the console's ``ram_endpoint``, ``https://ram.aliyuncs.com``
+    when None; ``http://HOST:PORT`` reaches a sandbox, which the tests use).
     """
 
     def __init__(self, url: str | None, key_id: str, secret: str) -> None:
@@ -163,15 +163,19 @@ def console_plugin(name: str) -> "type[Console] | None":
 
 
 def access_key_api(account: Account, url: str | None, key_id: str, secret: str) -> AccessKeyApi:
-    """The RAM API of ``account``'s console, signed with the given key."""
+    """The RAM API of ``account``'s console, signed with the given key: the one its
+    plugin offers, else the official SDK's at the plugin's ``ram_endpoint`` (a console
+    of the real Alibaba Cloud; ``account.api_url`` or ``url`` overrides it)."""
     plugin = console_plugin(account.console)
     api = plugin.access_key_api(account, url, key_id, secret) if plugin is not None else None
-    if api is None and account.console == "aliyun":
-        api = AlibabaAccessKeys(account.api_url or url, key_id, secret)
+    if api is None and plugin is not None and plugin.ram_endpoint:
+        api = AlibabaAccessKeys(account.api_url or url or plugin.ram_endpoint, key_id, secret)
     if api is None:
-        raise UsageError(f"account {account.name}: cannot rotate keys of console {account.console!r}",
-                         hint="rotation works on aliyun accounts and on consoles whose plugin offers a RAM API "
-                              "(the sandbox)")
+        known = "not installed" if plugin is None else "installed, but it offers no RAM API"
+        raise UsageError(f"account {account.name}: cannot rotate keys of console {account.console!r} (its plugin is "
+                         f"{known})",
+                         hint="rotation works on consoles whose plugin offers a RAM API (the sandbox) or talks to "
+                              "the real Alibaba Cloud (Console.ram_endpoint)")
     return api
 
 

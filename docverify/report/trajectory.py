@@ -1,21 +1,30 @@
 """What a run records: turns, per-step outcomes, check results, procedure results.
 
-Plain data, JSON-ready through ``to_dict``; reporters and the results store read
-nothing else.
+Records (:mod:`docverify.records`): ``to_dict`` gives the JSON the reports and the
+results store keep, ``from_dict`` reads it back strictly. :class:`RunReport` is
+``docverify.json``, whose schema ships as ``schemas/docverify.json.schema.json``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar
 
-from docverify.cost import Usage
+from pydantic import Field, computed_field, field_serializer
+
 from docverify.check.verdict import Finding, FindingKind, Verdict
+from docverify.cost import Usage
+from docverify.records import Record, optional, record, rounded
+
+#: The version of ``docverify.json``'s layout; a reader refuses another.
+RESULTS_VERSION = 1
+#: Seconds are written to the millisecond.
+_rounded_seconds = rounded(3)
 
 
-@dataclass
-class Turn:
+@record
+class Turn(Record):
     """One policy decision and what applying it did."""
 
     index: int
@@ -23,18 +32,15 @@ class Turn:
     action: dict[str, Any]  #: Action.to_dict(): secrets already masked
     description: str
     ok: bool = True
-    error: str | None = None
+    error: str | None = optional()
     url: str = ""  #: the page after the action
     title: str = ""
     browser_s: float = 0.0  #: executor time: browser + console
     policy_s: float = 0.0  #: time the policy took to decide
-    screenshot_before: str | None = None  #: file name under the run's artifacts
-    screenshot_after: str | None = None
-    thought: str | None = None
-    by: str | None = None  #: "model" when a model chose it (hybrid policy); None: the policy's own way
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+    screenshot_before: str | None = optional()  #: file name under the run's artifacts
+    screenshot_after: str | None = optional()
+    thought: str | None = optional()
+    by: str | None = optional()  #: "model" when a model chose it (hybrid policy); None: the policy's own way
 
 
 class StepStatus(StrEnum):
@@ -45,8 +51,8 @@ class StepStatus(StrEnum):
     SKIPPED = "skipped"  #: optional or an alternative not taken
 
 
-@dataclass
-class StepOutcome:
+@record
+class StepOutcome(Record):
     """A doc step and how following it went, on its own line."""
 
     number: str
@@ -55,32 +61,20 @@ class StepOutcome:
     status: StepStatus
     findings: list[Finding] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "number": self.number, "line": self.line, "text": self.text, "status": self.status.value,
-            "findings": [f.to_dict() for f in self.findings],
-        }
 
-
-@dataclass
-class CheckResult:
+@record
+class CheckResult(Record):
     """A checker's answer: goal reached (True/False) or undecided (None), and why."""
 
     checker: str
     goal_reached: bool | None
     reason: str
     evidence: list[dict[str, Any]] = field(default_factory=list)  #: e.g. matching audit events
-    usage: Usage | None = None  #: model calls the check made (judges)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {k: v for k, v in self.__dict__.items() if k != "usage"}
-        if self.usage is not None:
-            data["usage"] = self.usage.to_dict()
-        return data
+    usage: Usage | None = optional()  #: model calls the check made (judges)
 
 
-@dataclass
-class ProcedureResult:
+@record
+class ProcedureResult(Record):
     """How one procedure ended: the verdict, findings on doc lines, the trajectory."""
 
     id: str
@@ -104,7 +98,9 @@ class ProcedureResult:
     context: dict[str, str] = field(default_factory=dict)
     criteria: list[dict[str, Any]] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)  #: model calls, tokens, cost (deciding and judging)
-    resumed_from: str | None = None  #: the run this result was taken over from (--resume)
+    resumed_from: str | None = optional()  #: the run this result was taken over from (--resume)
+
+    _seconds = field_serializer("duration_s", "browser_s", "setup_s", "check_s")(_rounded_seconds)
 
     @property
     def drift(self) -> list[Finding]:
@@ -114,69 +110,29 @@ class ProcedureResult:
     def not_verifiable(self) -> list[Finding]:
         return [f for f in self.findings if f.kind is FindingKind.NOT_VERIFIABLE]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id, "title": self.title, "path": self.path, "line": self.line,
-            "verdict": self.verdict.value, "reason": self.reason,
-            "goal_reached": self.goal_reached, "env_error": self.env_error,
-            "findings": [f.to_dict() for f in self.findings],
-            "steps": [s.to_dict() for s in self.steps],
-            "turns": [t.to_dict() for t in self.turns],
-            "check": self.check.to_dict() if self.check else None,
-            "criteria": self.criteria, "context": self.context,
-            "started_at": self.started_at, "duration_s": round(self.duration_s, 3),
-            "browser_s": round(self.browser_s, 3), "setup_s": round(self.setup_s, 3),
-            "check_s": round(self.check_s, 3),
-            "artifacts": self.artifacts, "usage": self.usage.to_dict(),
-            **({"resumed_from": self.resumed_from} if self.resumed_from else {}),
-        }
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "ProcedureResult":
-        """Back from ``to_dict`` (the results store keeps JSON)."""
-        findings = [_finding(f) for f in data.get("findings", [])]
-        steps = [
-            StepOutcome(s["number"], s["line"], s["text"], StepStatus(s["status"]), [_finding(f) for f in s["findings"]])
-            for s in data.get("steps", [])
-        ]
-        turns = [Turn(**{"step": None, **t}) for t in data.get("turns", [])]
-        check = None
-        if data.get("check"):
-            check = CheckResult(**{**data["check"], "usage": Usage.from_dict(data["check"]["usage"])
-                                   if data["check"].get("usage") else None})
-        return cls(
-            id=data["id"], title=data["title"], path=data["path"], line=data["line"],
-            verdict=Verdict(data["verdict"]), reason=data.get("reason", ""), findings=findings, steps=steps,
-            turns=turns, check=check, goal_reached=data.get("goal_reached"), env_error=data.get("env_error"),
-            started_at=data.get("started_at", ""), duration_s=data.get("duration_s", 0.0),
-            browser_s=data.get("browser_s", 0.0), setup_s=data.get("setup_s", 0.0), check_s=data.get("check_s", 0.0),
-            artifacts=data.get("artifacts", {}), context=data.get("context", {}), criteria=data.get("criteria", []),
-            usage=Usage.from_dict(data.get("usage")), resumed_from=data.get("resumed_from"),
-        )
+@record
+class RunSummary(Record):
+    """The whole run, as reporters see it at the end; its JSON is ``docverify.json``
+    (with the verdict counts and the usage added up)."""
 
-
-def _finding(data: dict[str, Any]) -> Finding:
-    return Finding(**{**data, "kind": FindingKind(data["kind"])})
-
-
-@dataclass
-class RunSummary:
-    """The whole run, as reporters see it at the end."""
+    #: what ``docverify.json`` adds to the fields: read back, they are recomputed
+    DERIVED: ClassVar[tuple[str, ...]] = ("version", "counts", "usage")
 
     run_id: str
     started_at: str
-    results: list[ProcedureResult]
     duration_s: float
     console: str  #: the console's URL and release, for the report header
     policy: str
     resumed: int = 0  #: results taken over from an interrupted run
     interrupted: bool = False
-    output_dir: str | None = None
-    changed_since: str | None = None  #: the git ref of ``--changed-since`` (reports favour the changed lines)
-    stopped: str | None = None  #: why procedures were left unrun (``--maxfail``), when they were
+    output_dir: str | None = Field(default=None, exclude=True)  #: where the files went (not in the JSON)
+    changed_since: str | None = optional()  #: the git ref of ``--changed-since`` (reports favour the changed lines)
+    stopped: str | None = optional()  #: why procedures were left unrun (``--maxfail``), when they were
     #: run-level seconds: startup (imports, configuration, plugins, parsing), prepare (policy and
     #: checkers), console (started or reached), browser (launched, signed in), procedures, close
     timings: dict[str, float] = field(default_factory=dict)
+    results: list[ProcedureResult] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         counts = {verdict.value: 0 for verdict in Verdict}
@@ -191,13 +147,37 @@ class RunSummary:
             total.add(result.usage)
         return total
 
+    @computed_field(alias="version")  # type: ignore[prop-decorator]
+    @property
+    def results_version(self) -> int:
+        return RESULTS_VERSION
+
+    @computed_field(alias="counts")  # type: ignore[prop-decorator]
+    @property
+    def verdict_counts(self) -> dict[str, int]:
+        return self.counts()
+
+    @computed_field(alias="usage")  # type: ignore[prop-decorator]
+    @property
+    def total_usage(self) -> Usage:
+        return self.usage()
+
+    _duration = field_serializer("duration_s")(_rounded_seconds)
+
+    @field_serializer("timings")
+    def _timings(self, timings: dict[str, float]) -> dict[str, float]:
+        return {key: round(value, 3) for key, value in timings.items()}
+
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id, "started_at": self.started_at, "duration_s": round(self.duration_s, 3),
-            "console": self.console, "policy": self.policy, "resumed": self.resumed,
-            "interrupted": self.interrupted, "counts": self.counts(), "usage": self.usage().to_dict(),
-            **({"stopped": self.stopped} if self.stopped else {}),
-            "timings": {key: round(value, 3) for key, value in self.timings.items()},
-            **({"changed_since": self.changed_since} if self.changed_since else {}),
-            "results": [r.to_dict() for r in self.results],
-        }
+        data = super().to_dict()
+        data["results"] = data.pop("results")  # the summary first, for a reader of the file
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RunSummary":
+        """Back from ``docverify.json``: its version must be this one's; the derived keys
+        are recomputed."""
+        version = data.get("version", RESULTS_VERSION)
+        if version != RESULTS_VERSION:
+            raise ValueError(f"results version {version!r}: this docverify reads version {RESULTS_VERSION}")
+        return super().from_dict({key: value for key, value in data.items() if key not in cls.DERIVED})

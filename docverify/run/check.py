@@ -40,7 +40,6 @@ class CheckOptions:
     jobs: int = 1
     limits: RunLimits = field(default_factory=RunLimits)
     output: Path | None = None
-    reporters: Sequence[str] = ("console",)
     resume: bool = False
     store: Path | None = None  #: the results database; None: no store
     lease_timeout: float | None = 600.0  #: seconds a task waits for a free account (None: forever)

@@ -7,4 +7,4 @@ from docverify.hookspecs import hookimpl
 
 @hookimpl
 def register_checkers(register):
-    register("docverify_actiontrail.checker:ActionTrailChecker", name="actiontrail")
+    register("docverify_actiontrail.checker:ActionTrailChecker", name="actiontrail", default=True)

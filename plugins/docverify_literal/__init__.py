@@ -7,4 +7,4 @@ from docverify.hookspecs import hookimpl
 
 @hookimpl
 def register_policies(register):
-    register("docverify_literal.policy:LiteralPolicy", name="literal")
+    register("docverify_literal.policy:LiteralPolicy", name="literal", default=True)

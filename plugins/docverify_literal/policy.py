@@ -9,10 +9,11 @@ is followed *and* flagged (``label_changed``); no match is flagged
 (``element_not_found``, with the nearest names). A step it cannot interpret is
 flagged ``not_verifiable`` (not a defect).
 
-Extension point for a hybrid policy: :meth:`LiteralEpisode.stuck` is called where a
-step cannot be followed as written. By default it flags the finding and, when the
-rest of the procedure depends on it, gives up; a hybrid policy overrides it to
-hand that step to a model (and yields the model's actions instead).
+A following policy (:mod:`docverify.execute.follow`): an episode started with a
+:class:`~docverify.execute.follow.Delegate` asks it where a step cannot be followed
+as written, has no literal action, or a page action failed; without one, the
+episode flags the step and, when the rest depends on it, gives up. The ``hybrid``
+policy's delegate hands such a step to a model instead.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import functools
 import itertools
 import re
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from urllib.parse import urlsplit
 
 from pydantic import Field as Option
@@ -33,7 +34,8 @@ from docverify.execute.locate import (
     CLICKABLE, CLOSE_THRESHOLD, Element, Located, MatchKind, children, is_chinese, locate, locate_words, normalize,
     similarity, within,
 )
-from docverify.execute.policy import Episode, Policy
+from docverify.execute.follow import Delegate, FollowingPolicy, Stuck
+from docverify.execute.policy import Episode
 from docverify.parse.fields import example_in_text
 from docverify.parse.model import Action as DocAction
 from docverify.parse.model import Field, Intent, Step
@@ -115,37 +117,29 @@ CONFIRM_WORDS = ("OK", "Confirm", "Continue", "Yes", "确定", "确认", "继续
 CANCEL = re.compile(r"^\s*(?:cancel|close|no|back|取消|关闭|否|返回)\s*$", re.I)
 
 
-@dataclass
-class Stuck:
-    """A doc action that cannot be followed as written."""
-
-    step: Step
-    action: DocAction | None
-    finding: Finding
-    fatal: bool  #: whether the rest of the procedure depends on it
-
-
-class LiteralPolicy(Policy):
+class LiteralPolicy(FollowingPolicy):
     """Follows the doc's steps as written; flags every place where the console differs."""
 
     name = "literal"
 
-    class Options(Policy.Options):
+    class Options(FollowingPolicy.Options):
         close_threshold: float = Option(0.8, ge=0.5, le=1.0, description="similarity from which a renamed label counts as the same control")
         skip_optional: bool = Option(True, description="skip steps marked (Optional)")
 
-    def start(self, task: Task) -> "LiteralEpisode":
-        return LiteralEpisode(task, self.options)
+    def start(self, task: Task, delegate: Delegate | None = None) -> "LiteralEpisode":
+        return LiteralEpisode(task, self.options, delegate)
 
 
 class LiteralEpisode(Episode):
     """One procedure followed literally. Written as an async generator of actions:
-    after each ``yield`` the next observation is in :attr:`observation`."""
+    after each ``yield`` the next observation is in :attr:`observation`. It is the
+    :class:`~docverify.execute.follow.Follower` its delegate sees."""
 
-    def __init__(self, task: Task, options: LiteralPolicy.Options) -> None:
+    def __init__(self, task: Task, options: LiteralPolicy.Options, delegate: Delegate | None = None) -> None:
         super().__init__()
         self.task = task
         self.options = options
+        self.delegate = delegate if delegate is not None else Delegate()
         self.procedure = task.procedure
         self.observation: Observation | None = None
         self.step_status: dict[str, StepStatus] = {}
@@ -165,11 +159,22 @@ class LiteralEpisode(Episode):
         #: ("find the **Bucket Tag** section") is where the next one's "click **Configure**" is
         self._previous: Step | None = None
         self._current: Step | None = None
+        self.delegate.started(self)
 
     async def next_action(self, observation: Observation) -> Action:
         self.observation = observation
+        self.delegate.observe(observation)
+        action = await self.decide(observation)
+        self.delegate.decided(action)
+        return action
+
+    def provisioned(self, report: str) -> None:
+        self.delegate.provisioned(report)
+
+    async def decide(self, observation: Observation) -> Action:
         last = self._last
-        if observation.error and last is not None and last.kind.touches_page and self.halts_on(last):
+        if (observation.error and last is not None and last.kind.touches_page and self.halts_on(last)
+                and self.delegate.halts_on(last)):
             self._blocked = f"step {last.step}: {last.describe()} failed: {observation.error}"
             return Action(ActionKind.DONE, status="blocked", message=self._blocked)
         if self._actions is None:
@@ -1113,18 +1118,26 @@ class LiteralEpisode(Episode):
 
     def halts_on(self, failed: Action) -> bool:
         """Whether a failed page action ends the episode (the literal follower has no
-        other way; a hybrid policy lets its model see the error and recover). A link
-        to a page the console under test does not have is no failure of the doc's."""
+        other way; a delegate may veto, letting its model see the error and recover).
+        A link to a page the console under test does not have is no failure of the doc's."""
         return not (failed.kind is ActionKind.GOTO and "://" in (failed.value or ""))
 
-    async def unverifiable(self, step: Step, reason: str) -> AsyncIterator[Action]:
-        """A step with nothing literal to do (free text): flagged ``not_verifiable``,
-        which is no defect. A hybrid policy overrides this to let a model do it."""
+    def unverifiable(self, step: Step, reason: str) -> AsyncIterator[Action]:
+        """A step with nothing literal to do (free text): the delegate's actions, by
+        default :meth:`flag_unverifiable`."""
+        return self.delegate.unverifiable(self, step, reason)
+
+    async def flag_unverifiable(self, step: Step, reason: str) -> AsyncIterator[Action]:
+        """Flagged ``not_verifiable``, which is no defect."""
         yield self.flag(step, step.line, FindingKind.NOT_VERIFIABLE, step.text, reason)
 
-    async def stuck(self, stuck: Stuck) -> AsyncIterator[Action]:
-        """Where a step cannot be followed as written: flag it, and stop when the rest
-        depends on it. A hybrid policy overrides this to let a model take the step.
+    def stuck(self, stuck: Stuck) -> AsyncIterator[Action]:
+        """Where a step cannot be followed as written: the delegate's actions, by
+        default :meth:`flag_stuck`."""
+        return self.delegate.stuck(self, stuck)
+
+    async def flag_stuck(self, stuck: Stuck) -> AsyncIterator[Action]:
+        """Flag the step, and stop when the rest depends on it.
 
         An element missing from an empty list is no doc defect: the resource the step
         acts on does not exist (a prerequisite the environment lacks), so the
@@ -1138,7 +1151,15 @@ class LiteralEpisode(Episode):
             return
         yield Action(ActionKind.FLAG_STEP, finding=stuck.finding, step=stuck.step.number)
         if stuck.fatal:
-            self._blocked = f"step {stuck.step.number}: {stuck.finding.message}"
+            self.block(f"step {stuck.step.number}: {stuck.finding.message}")
+
+    def missing_prerequisite(self, stuck: Stuck) -> bool:
+        """Whether an empty list explains ``stuck``: what :meth:`flag_stuck` ends as not ready."""
+        return self.acts_on_a_row(stuck) and self.empty_list() is not None
+
+    def block(self, reason: str) -> None:
+        """End the episode blocked once the current step's actions are taken."""
+        self._blocked = reason
 
     def stuck_on(self, step: Step, act: DocAction, kind: FindingKind, expected: str, observed: str,
                  candidates: Sequence[str] = (), *, fatal: bool) -> AsyncIterator[Action]:

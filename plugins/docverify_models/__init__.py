@@ -4,9 +4,10 @@ Engines ``openai``, ``llamacpp`` and ``vllm`` (:mod:`docverify.engines`: any plu
 for one by name).
 
 Policies ``openai`` (any OpenAI-protocol endpoint), ``llamacpp`` (a GGUF model in
-process), ``vllm`` (GPU, in process) and ``hybrid`` (the literal policy, with a
-model for the steps it cannot follow); checker ``judges`` (two models that must
-agree). The model libraries are imported only when one of them is used.
+process), ``vllm`` (GPU, in process) and ``hybrid`` (a following policy, ``literal``
+by default, asked for by name, with a model as its delegate for the steps it cannot
+follow); checker ``judges`` (two models that must agree). The model libraries are
+imported only when one of them is used.
 """
 
 from __future__ import annotations

@@ -193,6 +193,11 @@ class LlamaCppBackend(Engine):
     max_text = 100
     constrained = True
 
+    @classmethod
+    def from_options(cls, options: Any) -> "LlamaCppBackend":
+        return cls(model_path=getattr(options, "model_path", None), n_ctx=getattr(options, "n_ctx", 8192),
+                   n_threads=getattr(options, "n_threads", None), seed=getattr(options, "seed", 0))
+
     def __init__(self, *, model_path: str | None, n_ctx: int = 8192, n_threads: int | None = None,
                  seed: int = 0, chat_format: str | None = None) -> None:
         try:
@@ -252,6 +257,12 @@ class VLLMBackend(Engine):
     local = True
     max_text = 200
     constrained = True
+
+    @classmethod
+    def from_options(cls, options: Any) -> "VLLMBackend":
+        return cls(model=options.model, max_model_len=getattr(options, "max_model_len", 8192),
+                   gpu_memory_utilization=getattr(options, "gpu_memory_utilization", 0.85),
+                   dtype=getattr(options, "dtype", "auto"), seed=getattr(options, "seed", 0))
 
     def __init__(self, *, model: str, max_model_len: int = 8192, gpu_memory_utilization: float = 0.85,
                  dtype: str = "auto", seed: int = 0) -> None:

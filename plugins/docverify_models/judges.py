@@ -13,21 +13,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ConfigDict
 from pydantic import Field as Option
 
 from docverify.check.checker import Checker, Evidence
 from docverify.cost import Usage
-from docverify.engines import EndpointOptions, Engine, compact_snapshot, parse_json_object, prompt_environment
+from docverify.engines import (
+    EndpointOptions, Engine, EngineName, compact_snapshot, get_engine, parse_json_object, prompt_environment,
+)
 from docverify.errors import DocverifyError, Undecided
 from docverify.scrub import scrub
 from docverify.task import Task
 from docverify.report.trajectory import CheckResult
 
 from docverify_models.agent import PROMPTS
-from docverify_models.backends import LlamaCppBackend, OpenAIBackend
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,8 @@ class JudgeOptions(EndpointOptions):
 
     model_config = ConfigDict(extra="forbid")
 
-    engine: Literal["openai", "llamacpp"] = Option("openai", description="openai (any endpoint) or llamacpp")
+    engine: EngineName = Option("openai", description="the model engine, by name: openai (any endpoint), llamacpp, "
+                                                      "or a plugin's")
     model_path: str | None = Option(None, description="llamacpp: a GGUF file (default: the shipped small model)")
 
 
@@ -89,9 +91,7 @@ class JudgesChecker(Checker):
 
     @staticmethod
     def backend(judge: JudgeOptions) -> Engine:
-        if judge.engine == "llamacpp":
-            return LlamaCppBackend(model_path=judge.model_path)
-        return OpenAIBackend.from_endpoint(judge)
+        return get_engine(judge.engine).from_options(judge)
 
     async def check(self, evidence: Evidence) -> CheckResult:
         self.prepare()

@@ -2,29 +2,29 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
-from typing import Literal
 
+from pydantic import ConfigDict, PrivateAttr, field_validator, model_validator
 from pydantic import Field as Option
 
+from docverify.check.verdict import Finding, FindingKind
+from docverify.cost import BudgetExhausted, Usage
+from docverify.engines import EndpointOptions, Engine, EngineName, get_engine
+from docverify.errors import DocverifyError, Undecided
 from docverify.execute.actions import Action, ActionKind, Observation
-from docverify.cost import BudgetExhausted
-from docverify.engines import EndpointOptions, Engine
-from docverify.errors import Undecided
+from docverify.execute.follow import Delegate, Follower, FollowingPolicy, Stuck, get_follower
+from docverify.execute.policy import Episode
+from docverify.parse.model import Step
+from docverify.registry import Plugin
 from docverify.task import Task
-from docverify.check.verdict import FindingKind
 
-from docverify_literal.policy import LiteralEpisode, LiteralPolicy, Stuck
 from docverify_models.agent import Agent, ModelOptions, ModelPolicy, subgoal_text
 from docverify_models.backends import LlamaCppBackend, OpenAIBackend, VLLMBackend
 
 
 class OpenAIOptions(ModelOptions, EndpointOptions):
     """A model policy's options with its endpoint."""
-
-
-def openai_backend(options: EndpointOptions) -> OpenAIBackend:
-    return OpenAIBackend.from_endpoint(options)
 
 
 class OpenAIPolicy(ModelPolicy):
@@ -34,7 +34,7 @@ class OpenAIPolicy(ModelPolicy):
     Options = OpenAIOptions
 
     def make_backend(self) -> Engine:
-        return openai_backend(self.options)  # type: ignore[arg-type]
+        return OpenAIBackend.from_endpoint(self.options)  # type: ignore[arg-type]
 
 
 class LlamaCppOptions(ModelOptions):
@@ -52,12 +52,7 @@ class LlamaCppPolicy(ModelPolicy):
     Options = LlamaCppOptions
 
     def make_backend(self) -> Engine:
-        return llamacpp_backend(self.options)  # type: ignore[arg-type]
-
-
-def llamacpp_backend(options: LlamaCppOptions) -> LlamaCppBackend:
-    return LlamaCppBackend(model_path=options.model_path, n_ctx=options.n_ctx, n_threads=options.n_threads,
-                           seed=options.seed)
+        return LlamaCppBackend.from_options(self.options)
 
 
 class VLLMOptions(ModelOptions):
@@ -75,19 +70,45 @@ class VLLMPolicy(ModelPolicy):
     Options = VLLMOptions
 
     def make_backend(self) -> Engine:
-        o = self.options
-        return VLLMBackend(model=o.model, max_model_len=o.max_model_len, gpu_memory_utilization=o.gpu_memory_utilization,
-                           dtype=o.dtype, seed=o.seed)
+        return VLLMBackend.from_options(self.options)
 
 
 # -- hybrid ---------------------------------------------------------------------------------
 
 
-class HybridOptions(OpenAIOptions, LlamaCppOptions, LiteralPolicy.Options):
-    engine: Literal["openai", "llamacpp", "vllm"] = Option(
-        "openai", description="the model that takes over hard steps: openai (any endpoint), llamacpp, vllm")
+class HybridOptions(OpenAIOptions, LlamaCppOptions):
+    """The hybrid policy's options. Keys it does not own are its follower's options
+    (``close_threshold`` for ``literal``), validated against the follower's own."""
+
+    model_config = ConfigDict(extra="allow")
+
+    follower: str = Option("literal", description="the policy that follows the doc, by name (a following policy); "
+                                                  "[policy.hybrid] keys the hybrid does not own are its options")
+    engine: EngineName = Option("openai", description="the model engine that takes over hard steps, by name: openai "
+                                               "(any endpoint), llamacpp, vllm, or a plugin's")
     max_model_turns: int = Option(8, ge=1, le=50, description="model actions per hand-over before it gives up")
     free_text: bool = Option(True, description="let the model do steps that have no literal action")
+    _follower_options: Plugin.Options | None = PrivateAttr(None)
+
+    @field_validator("follower")
+    @classmethod
+    def _a_following_policy(cls, name: str) -> str:
+        try:
+            get_follower(name)
+        except DocverifyError as error:
+            raise ValueError(str(error)) from None
+        return name
+
+    @model_validator(mode="after")
+    def _the_followers_options(self) -> "HybridOptions":
+        # a ValidationError raised here keeps its keys' names: policy.hybrid.<key> in the message
+        self._follower_options = get_follower(self.follower).Options.model_validate(self.model_extra or {})
+        return self
+
+    @property
+    def follower_options(self) -> Plugin.Options:
+        assert self._follower_options is not None
+        return self._follower_options
 
 
 class HybridPolicy(ModelPolicy):
@@ -96,80 +117,93 @@ class HybridPolicy(ModelPolicy):
     Every hand-over is recorded: the literal finding (label not found, menu moved…)
     stays a drift finding, now saying what the model did instead; a free-text step
     the model carried out stays ``not_verifiable``, with the model's actions. The
-    result's usage counts the turns each side decided."""
+    result's usage counts the turns each side decided. The follower is any following
+    policy, asked for by name (``follower``); the model is its delegate."""
 
     name = "hybrid"
     Options = HybridOptions
     chosen_when_configured = True  # a [policy.hybrid] table (its model) without policy.use chooses it
 
+    @functools.cached_property
+    def follower(self) -> FollowingPolicy:
+        """The policy that follows the doc, with its options."""
+        options: HybridOptions = self.options  # type: ignore[assignment]
+        return get_follower(options.follower)(options.follower_options)
+
     def make_backend(self) -> Engine:
-        o = self.options
-        if o.engine == "llamacpp":
-            return llamacpp_backend(o)
-        if o.engine == "vllm":
-            return VLLMBackend(model=o.model, seed=o.seed)
-        return openai_backend(o)
+        return get_engine(self.options.engine).from_options(self.options)  # type: ignore[attr-defined]
 
-    def start(self, task: Task) -> "HybridEpisode":
-        literal = LiteralPolicy.Options(**{name: getattr(self.options, name) for name in LiteralPolicy.Options.model_fields})
-        return HybridEpisode(task, literal, Agent(task, self.ready_backend(), self.options, self.meter, None),
-                             self.options)
+    def prepare(self) -> None:
+        super().prepare()
+        self.follower.meter = self.meter
+        self.follower.prepare()
+
+    def start(self, task: Task) -> Episode:
+        agent = Agent(task, self.ready_backend(), self.options, self.meter, None)  # type: ignore[arg-type]
+        return self.follower.start(task, ModelDelegate(agent, self.options))  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        super().close()
+        if "follower" in self.__dict__:
+            self.follower.close()
 
 
-class HybridEpisode(LiteralEpisode):
-    """A literal episode whose :meth:`stuck` hands the step to the model."""
+class ModelDelegate(Delegate):
+    """Hands each step the follower cannot follow as written to the model, then hands back."""
 
-    def __init__(self, task: Task, literal: LiteralPolicy.Options, agent: Agent, options: HybridOptions) -> None:
-        super().__init__(task, literal)
-        agent.usage = self.usage
+    def __init__(self, agent: Agent, options: HybridOptions) -> None:
         self.agent = agent
-        self.hybrid = options
+        self.options = options
+        self.usage = Usage()  #: the episode's, once it started
         self.handed_over_ok = False  #: whether the last hand-over ended done(success)
 
-    async def next_action(self, observation: Observation) -> Action:
+    def started(self, follower: Follower) -> None:
+        self.usage = self.agent.usage = follower.usage  # the model's calls go on the procedure's bill
+
+    def observe(self, observation: Observation) -> None:
         self.agent.outcome(observation)
-        action = await super().next_action(observation)
-        if action.by != "model":
-            if action.kind.touches_page:
-                self.usage.literal_turns += 1
-            if action.kind is not ActionKind.DONE:
-                self.agent.note(action.describe(), action.step)
-        return action
+
+    def decided(self, action: Action) -> None:
+        if action.by == "model":
+            return
+        if action.kind.touches_page:
+            self.usage.literal_turns += 1
+        if action.kind is not ActionKind.DONE:
+            self.agent.note(action.describe(), action.step)
 
     def provisioned(self, report: str) -> None:
         self.agent.state.reports.append(report)
 
     def halts_on(self, failed: Action) -> bool:
-        # the model sees its own failures and tries another way
-        return failed.by != "model" and super().halts_on(failed)
+        return failed.by != "model"  # the model sees its own failures and tries another way
 
-    async def stuck(self, stuck: Stuck) -> AsyncIterator[Action]:
-        if self.acts_on_a_row(stuck) and self.empty_list() is not None:  # a missing prerequisite: not the model's
-            async for action in super().stuck(stuck):
+    async def stuck(self, follower: Follower, stuck: Stuck) -> AsyncIterator[Action]:
+        if follower.missing_prerequisite(stuck):  # the environment lacks a resource: not the model's to find
+            async for action in follower.flag_stuck(stuck):
                 yield action
             return
-        async for action in self.hand_over(stuck.step, stuck.finding, stuck.finding.message):
+        async for action in self.hand_over(follower, stuck.step, stuck.finding, stuck.finding.message):
             yield action
         if not self.handed_over_ok and stuck.fatal:
-            self._blocked = f"step {stuck.step.number}: {stuck.finding.message}"
+            follower.block(f"step {stuck.step.number}: {stuck.finding.message}")
 
-    async def unverifiable(self, step, reason: str) -> AsyncIterator[Action]:  # type: ignore[override]
+    async def unverifiable(self, follower: Follower, step: Step, reason: str) -> AsyncIterator[Action]:
         """A step with no literal action (free text): the model does it, when allowed."""
-        if not self.hybrid.free_text:
-            async for action in super().unverifiable(step, reason):
+        if not self.options.free_text:
+            async for action in follower.flag_unverifiable(step, reason):
                 yield action
             return
-        finding = self.finding(step, step.line, FindingKind.NOT_VERIFIABLE, step.text, reason)
-        async for action in self.hand_over(step, finding, reason):
+        finding = follower.finding(step, step.line, FindingKind.NOT_VERIFIABLE, step.text, reason)
+        async for action in self.hand_over(follower, step, finding, reason):
             yield action
 
-    async def hand_over(self, step, finding, problem: str) -> AsyncIterator[Action]:
+    async def hand_over(self, follower: Follower, step: Step, finding: Finding, problem: str) -> AsyncIterator[Action]:
         """The model's actions for ``step``, then ``finding`` saying what it did instead.
         When the cost budget runs out mid-way the finding is still reported, then the
         procedure stops."""
         done, taken = None, []
         try:
-            async for action in self.take_over(step, problem):
+            async for action in self.take_over(follower, step, problem):
                 if action.kind is ActionKind.DONE:
                     done = action
                     break
@@ -183,15 +217,16 @@ class HybridEpisode(LiteralEpisode):
         finding.resolved_by = self.resolution(taken, done)
         yield Action(ActionKind.FLAG_STEP, finding=finding, step=step.number, by="model" if taken else None)
 
-    async def take_over(self, step, problem: str) -> AsyncIterator[Action]:
-        """The model's actions for one step, until it answers done or runs out of turns."""
-        fields = [f"{f.name} = {self.task.resolve(f.value)}" for f in step.fields if f.value]
-        goal = subgoal_text(step.number, self.task.resolve(step.text), problem, fields)
+    async def take_over(self, follower: Follower, step: Step, problem: str) -> AsyncIterator[Action]:
+        """The model's actions for one step, until it answers done or runs out of turns.
+        After each action yielded, :attr:`Follower.observation` is the page it led to."""
+        fields = [f"{f.name} = {follower.task.resolve(f.value)}" for f in step.fields if f.value]
+        goal = subgoal_text(step.number, follower.task.resolve(step.text), problem, fields)
         self.agent.state.current_step = step.number
-        for _ in range(self.hybrid.max_model_turns):
-            assert self.observation is not None
+        for _ in range(self.options.max_model_turns):
+            assert follower.observation is not None
             try:
-                action = await self.agent.decide(self.observation, subgoal=goal)
+                action = await self.agent.decide(follower.observation, subgoal=goal)
             except BudgetExhausted:
                 raise  # the run's money is spent: the procedure stops here, not just this hand-over
             except Undecided as why:
@@ -205,9 +240,8 @@ class HybridEpisode(LiteralEpisode):
             if action.kind.touches_page:
                 self.usage.model_turns += 1
             yield action
-            self.agent.outcome(self.observation)
         yield Action(ActionKind.DONE, status="blocked", by="model",
-                     message=f"the model did not finish step {step.number} in {self.hybrid.max_model_turns} actions")
+                     message=f"the model did not finish step {step.number} in {self.options.max_model_turns} actions")
 
     @staticmethod
     def resolution(taken: list[Action], done: Action | None) -> str:

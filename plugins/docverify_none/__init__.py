@@ -21,4 +21,4 @@ class NoneProvisioner(Provisioner):
 
 @hookimpl
 def register_provisioners(register):
-    register(NoneProvisioner)
+    register(NoneProvisioner, default=True)

@@ -10,4 +10,4 @@ from docverify.hookspecs import hookimpl
 
 @hookimpl
 def register_executors(register):
-    register("docverify_playwright.executor:PlaywrightExecutor", name="playwright")
+    register("docverify_playwright.executor:PlaywrightExecutor", name="playwright", default=True)

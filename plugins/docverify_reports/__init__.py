@@ -1,5 +1,5 @@
-"""Built-in plugin `reports`: the reporters ``console``, ``json``, ``junit``,
-``github`` and ``html``.
+"""Built-in plugin `reports`: the reporters ``terminal`` (the default; formerly
+``console``), ``json``, ``junit``, ``github`` and ``html``.
 
 Only the registration hook lives here; each reporter is a module of its own,
 imported only when the reporter is used.
@@ -12,7 +12,7 @@ from docverify.hookspecs import hookimpl
 
 @hookimpl
 def register_reporters(register):
-    for name, reference in (("console", "console:ConsoleReporter"), ("json", "json_report:JsonReporter"),
-                            ("junit", "junit:JUnitReporter"), ("github", "github:GithubReporter"),
-                            ("html", "html:HtmlReporter")):
+    register("docverify_reports.terminal:TerminalReporter", name="terminal", default=True, aliases=("console",))
+    for name, reference in (("json", "json_report:JsonReporter"), ("junit", "junit:JUnitReporter"),
+                            ("github", "github:GithubReporter"), ("html", "html:HtmlReporter")):
         register(f"docverify_reports.{reference}", name=name)

@@ -20,7 +20,7 @@ class JsonReporter(Reporter):
 
     def run_finished(self, summary: RunSummary, output: Path | None) -> list[Path]:
         """Write ``RunSummary.to_dict()`` (UTF-8, indent 2) to ``<output>/docverify.json``;
-        ``ProcedureResult.from_dict`` reads each result back."""
+        ``RunSummary.from_dict`` reads it back, ``docverify schema results`` is its schema."""
         directory = output_dir(self.name, output)
         text = json.dumps(summary.to_dict(), indent=2, ensure_ascii=False) + "\n"
         return [write_text(directory / FILE_NAME, text)]

@@ -10,7 +10,7 @@ from docverify.hookspecs import hookimpl
 
 @hookimpl
 def register_consoles(register):
-    register("docverify_sandbox.console:SandboxConsole", name="sandbox")
+    register("docverify_sandbox.console:SandboxConsole", name="sandbox", default=True)
 
 
 @hookimpl

@@ -78,11 +78,17 @@ def test_exhausted_pool_waits_for_the_timeout_then_fails(pool, holder):
 
 def test_a_waiting_lease_gets_the_account_when_it_is_released(pool, holder):
     other = holder("a")
-    timer = threading.Timer(0.3, lambda: (other.stdin.write("\n"), other.stdin.flush()))
+    released = threading.Event()
+
+    def release() -> None:
+        released.set()  # before the holder lets go: a lease granted earlier would find it unset
+        other.stdin.write("\n")
+        other.stdin.flush()
+
+    timer = threading.Timer(0.3, release)
     timer.start()
-    started = time.monotonic()
     with pool.lease("a", timeout=30) as lease:
-        assert lease.name == "a" and time.monotonic() - started >= 0.25
+        assert lease.name == "a" and released.is_set()
     timer.join()
 
 

@@ -3,13 +3,18 @@ and every failure leaves the account with a working key."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import pytest
 
+import docverify.plugins
 from accounts_helpers import FakeKeyring, rotation_file, write_secret
+from docverify.console import Console
+from docverify.hookspecs import hookimpl
 from docverify.lease import open_pool, secret_values
-from docverify.lease.rotation import RamCallError, access_key_api, rotate
+from docverify.lease.rotation import AlibabaAccessKeys, RamCallError, access_key_api, rotate
+from docverify.plugins import load_plugins
 from docverify.lease.state import fingerprint
 from docverify.errors import UsageError
 from docverify_sandbox.client import SandboxApiError, SandboxClient
@@ -34,6 +39,26 @@ def alice_files(workdir, tenant):
     write_secret(workdir / "keys/rot.id", tenant.admin_access_key_id)
     write_secret(workdir / "keys/rot.secret", tenant.admin_access_key_secret)
     return workdir / "keys/rot.id", workdir / "keys/rot.secret"
+
+
+class CloudConsole(Console):
+    """A console of the real Alibaba Cloud (a stand-in: it is never started)."""
+
+    name = "cloud"
+    cloud = "alibaba"
+    ram_endpoint = "https://ram.aliyuncs.com"
+
+
+class CloudPlugin:
+    @hookimpl
+    def register_consoles(self, register):
+        register(CloudConsole)
+
+
+@pytest.fixture()
+def real_cloud(monkeypatch):
+    """The installed plugins plus a console ``cloud`` that declares the real cloud's RAM endpoint."""
+    monkeypatch.setattr(docverify.plugins, "installed_plugins", lambda: load_plugins(extra=[CloudPlugin()]))
 
 
 def leased(workdir, path, environ=None):
@@ -174,9 +199,29 @@ def test_the_root_key_is_not_rotated_on_the_sandbox(sandbox, tenant, workdir):
     assert outcome.status == "failed" and "root key" in outcome.message and "nothing changed" in outcome.message
 
 
-def test_the_alibaba_sdk_backend_rotates_against_the_sandbox(sandbox, tenant, root_client, workdir, alice_files):
+def test_a_console_of_the_real_cloud_rotates_through_the_official_sdk(real_cloud, workdir, monkeypatch):
+    """The SDK is chosen because the console plugin declares a RAM endpoint, not by its name;
+    the account's api_url overrides the endpoint, and a console without either has no API."""
     pytest.importorskip("alibabacloud_ram20150501", reason="pip install alibabacloud-ram20150501")
-    path = rotation_file(workdir, sandbox.url, console="aliyun", key_user="alice")
+    path = rotation_file(workdir, "http://127.0.0.1:9", console="cloud", id_ref="env:CLOUD_ID",
+                         secret_ref="env:CLOUD_SECRET")
+    pool = open_pool(accounts_file=path, lease_dir=workdir / "leases", environ={})
+    account = pool.get("rot").resolve({"CLOUD_ID": "LTAIcloud1", "CLOUD_SECRET": "cloud-secret"})
+    api = access_key_api(account, None, "LTAIcloud1", "cloud-secret")
+    assert isinstance(api, AlibabaAccessKeys) and (api.endpoint, api.protocol) == ("127.0.0.1:9", "http")
+    api = access_key_api(dataclasses.replace(account, api_url=None), None, "LTAIcloud1", "cloud-secret")
+    assert (api.endpoint, api.protocol) == ("ram.aliyuncs.com", "https")
+    monkeypatch.setattr(CloudConsole, "ram_endpoint", None)
+    with pytest.raises(UsageError, match="cannot rotate keys of console 'cloud'.*offers no RAM API"):
+        access_key_api(account, None, "LTAIcloud1", "cloud-secret")
+    with pytest.raises(UsageError, match="cannot rotate keys of console 'aliyun' \\(its plugin is not installed"):
+        access_key_api(dataclasses.replace(account, console="aliyun"), None, "LTAIcloud1", "cloud-secret")
+
+
+def test_the_alibaba_sdk_backend_rotates_against_the_sandbox(real_cloud, sandbox, tenant, root_client, workdir,
+                                                             alice_files):
+    pytest.importorskip("alibabacloud_ram20150501", reason="pip install alibabacloud-ram20150501")
+    path = rotation_file(workdir, sandbox.url, console="cloud", key_user="alice")
     _, lease = leased(workdir, path)
     with lease:
         outcome = rotate(lease, max_age_days=90, force=True)
@@ -188,9 +233,9 @@ def test_the_alibaba_sdk_backend_rotates_against_the_sandbox(sandbox, tenant, ro
         "InvalidAccessKeyId.NotFound"
 
 
-def test_without_the_ram_sdk_the_error_says_what_to_install(sandbox, workdir, alice_files, monkeypatch):
+def test_without_the_ram_sdk_the_error_says_what_to_install(real_cloud, sandbox, workdir, alice_files, monkeypatch):
     monkeypatch.setitem(sys.modules, "alibabacloud_ram20150501", None)
-    path = rotation_file(workdir, sandbox.url, console="aliyun")
+    path = rotation_file(workdir, sandbox.url, console="cloud")
     _, lease = leased(workdir, path)
     with lease, pytest.raises(UsageError, match="pip install alibabacloud-ram20150501"):
         rotate(lease, max_age_days=90, force=True)

@@ -12,6 +12,7 @@ from docverify.parse.parser import parse_text
 from docverify.task import make_task
 from docverify.report.trajectory import StepStatus
 from docverify.check.verdict import FindingKind
+from docverify.execute.follow import Delegate
 from docverify_literal.policy import LiteralPolicy
 
 
@@ -460,3 +461,62 @@ def test_a_dialog_left_open_is_confirmed_and_what_the_console_says_to_it_reporte
     ''')
     flag = act(ep, refused)
     assert flag.finding.kind is FindingKind.MISSING_STEP and flag.finding.observed == "Port Range is required."
+
+
+class Recorder(Delegate):
+    """A delegate that clicks "Associate Instance" where the doc's label is missing, lets
+    a failed click go on, and keeps what it is told."""
+
+    def __init__(self) -> None:
+        self.told: list[str] = []
+
+    def observe(self, observation: Observation) -> None:
+        self.told.append(f"observe {observation.title}")
+
+    def decided(self, action: Action) -> None:
+        self.told.append(f"decided {action.kind}")
+
+    def provisioned(self, report: str) -> None:
+        self.told.append(f"provisioned {report}")
+
+    def halts_on(self, failed: Action) -> bool:
+        return False
+
+    async def stuck(self, follower, stuck):
+        yield Action(ActionKind.CLICK, ref="e5", target="button 'Associate Instance'", step=stuck.step.number)
+        assert follower.observation.title == "After"  # the page the click led to
+        stuck.finding.resolved_by = "delegate: clicked Associate Instance"
+        yield Action(ActionKind.FLAG_STEP, finding=stuck.finding, step=stuck.step.number)
+
+    async def unverifiable(self, follower, step, reason):
+        self.told.append(f"unverifiable {step.number}")
+        return
+        yield
+
+
+def test_a_delegate_takes_the_steps_the_literal_follower_cannot_follow():
+    document = parse_text(textwrap.dedent("""
+        # Bind
+
+        1. Click **Bind Resource**.
+        2. Decide which instance you need.
+        3. Click **OK**.
+        4. Click **Close**.
+    """), "doc.md")
+    delegate = Recorder()
+    ep = LiteralPolicy().start(make_task(document.procedures[0], suffix="abc123"), delegate)
+    ep.provisioned("created eip-1")
+    shown = Observation("http://console.test/x", "Shown", '- button "Associate Instance" [ref=e5]')
+    after = Observation("http://console.test/x", "After", '- button "OK" [ref=e8]\n- button "Close" [ref=e9]')
+    assert act(ep, shown).ref == "e5"  # the delegate's action, not a flag that stops
+    flag = act(ep, after)
+    assert flag.finding.kind is FindingKind.ELEMENT_NOT_FOUND
+    assert flag.finding.resolved_by == "delegate: clicked Associate Instance"
+    assert act(ep, after).ref == "e8"  # step 2 went to the delegate, which did nothing; step 3 is followed
+    failed = Observation("http://console.test/x", "After", after.snapshot, "Timeout 5000ms exceeded")
+    assert act(ep, failed).ref == "e9"  # the delegate let the failed click go on
+    assert act(ep, after).status == "success"
+    assert delegate.told == [
+        "provisioned created eip-1", "observe Shown", "decided click", "observe After", "decided flag_step",
+        "observe After", "unverifiable 2", "decided click", "observe After", "decided click", "observe After",
+        "decided done"]

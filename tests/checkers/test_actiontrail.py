@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 import time
 import uuid
 from dataclasses import replace
@@ -17,13 +18,22 @@ from docverify.plugins import load_plugins
 from docverify.parse.model import Procedure
 from docverify.check.criteria import ExpectedEvent
 from docverify.task import Task
-from docverify_actiontrail.checker import ActionTrailChecker
+from docverify_actiontrail.checker import ActionTrailChecker, AuditLog
 from docverify_sandbox.client import SandboxApiError
 from docverify_sandbox.server import free_port
 from docverify_sandbox.state import DEFAULT_ACCOUNTS
 
 OSS = "2019-05-17"
 FAST = ActionTrailChecker.Options(delay_s=0.2)  #: the sandbox has no delivery delay
+
+
+@pytest.fixture(autouse=True)
+def official_client(request):
+    """The tests that read the sandbox's audit log need the official ActionTrail client (the
+    actiontrail extra): without it they skip, saying so; the test that hides it on purpose
+    runs anyway."""
+    if "sandbox" in request.fixturenames and request.node.name != "test_missing_client_says_what_to_install":
+        pytest.importorskip("alibabacloud_actiontrail20200706", reason="pip install -e '.[actiontrail]'")
 
 
 def name(prefix: str = "docverify-at") -> str:
@@ -69,31 +79,51 @@ def test_every_criterion_must_be_met(sandbox, client):
     assert [e["eventName"] for e in result.evidence] == ["CreateVpc"]
 
 
-def test_no_event_after_the_delay_budget_is_a_clear_failure(sandbox):
+class Queries:
+    """Counts the checker's audit-log queries (AuditLog.events); ``first`` is set once one has answered."""
+
+    def __init__(self, monkeypatch) -> None:
+        self.answered = 0
+        self.first = threading.Event()
+        events = AuditLog.events
+
+        def counted(audit_log, *args, **kwargs):
+            found = events(audit_log, *args, **kwargs)
+            self.answered += 1
+            self.first.set()
+            return found
+
+        monkeypatch.setattr(AuditLog, "events", counted)
+
+
+def test_no_event_after_the_delay_budget_is_a_clear_failure(sandbox, monkeypatch):
+    queries = Queries(monkeypatch)
     started = time.time()
-    begun = time.monotonic()
     result = check(task(ExpectedEvent("DeleteVpc", "Vpc", resource=name("vpc"))), sandbox, started,
                    options=ActionTrailChecker.Options(delay_s=0.5, margin_s=0))
-    took = time.monotonic() - begun
     assert result.goal_reached is False and result.evidence == []
     assert "no Vpc:DeleteVpc on vpc-" in result.reason and "event in the audit log between 20" in result.reason
-    assert took >= 0.45  # it kept looking until the budget was spent (how fast it stops is a benchmark's question)
+    assert queries.answered >= 2  # it kept looking until the budget was spent, not once
 
 
-def test_an_event_that_arrives_late_is_still_found(sandbox, client):
+def test_an_event_that_arrives_late_is_still_found(sandbox, client, monkeypatch):
     """The audit log lags: the checker keeps querying, backing off, within its budget."""
+    queries = Queries(monkeypatch)
     bucket = name()
     started = time.time()
 
     async def scenario():
-        evidence = Evidence(task(ExpectedEvent("PutBucket", "Oss", resource=bucket)), [], sandbox, started, time.time())
-        checking = asyncio.create_task(ActionTrailChecker(ActionTrailChecker.Options(delay_s=5)).check(evidence))
-        await asyncio.sleep(0.4)
-        await asyncio.to_thread(put_bucket, client, bucket)
+        # the window reaches past the event however long the first look takes
+        evidence = Evidence(task(ExpectedEvent("PutBucket", "Oss", resource=bucket)), [], sandbox, started,
+                            time.time() + 30)
+        checking = asyncio.create_task(ActionTrailChecker(ActionTrailChecker.Options(delay_s=10)).check(evidence))
+        assert await asyncio.to_thread(queries.first.wait, 30), "the checker never queried the audit log"
+        await asyncio.to_thread(put_bucket, client, bucket)  # after its first look found nothing
         return await checking
 
     result = asyncio.run(scenario())
     assert result.goal_reached is True and result.evidence[0]["resourceName"] == bucket  # within its budget
+    assert queries.answered >= 2
 
 
 def test_a_failed_call_is_not_success_and_the_reason_quotes_the_error(sandbox, client):
@@ -297,25 +327,27 @@ def test_of_two_matching_events_the_one_with_the_typed_values_is_this_procedures
     assert [event["resourceName"] for event in result.evidence] == [mine]
 
 
-def test_an_event_with_the_typed_values_that_comes_later_is_waited_for(sandbox, client):
+def test_an_event_with_the_typed_values_that_comes_later_is_waited_for(sandbox, client, monkeypatch):
     """The first matching event lacks the values: the checker keeps polling within its budget."""
-    import threading
-
     from docverify.report.trajectory import Turn
 
+    queries = Queries(monkeypatch)
     started = time.time()
     theirs, mine = name("docverify-provisioned"), name("billing-app")
     put_bucket(client, theirs)
-    later = threading.Timer(0.4, put_bucket, (client, mine))
-    later.start()
     typed = [Turn(0, "3", {"kind": "fill", "target": "Bucket Name", "value": mine}, "fill")]
-    evidence = Evidence(task(ExpectedEvent("PutBucket", "Oss")), typed, sandbox, started, time.time() + 1)
-    try:
-        result = asyncio.run(ActionTrailChecker(ActionTrailChecker.Options(delay_s=5)).check(evidence))
-    finally:
-        later.join()
+    evidence = Evidence(task(ExpectedEvent("PutBucket", "Oss")), typed, sandbox, started, time.time() + 30)
+
+    async def scenario():
+        checking = asyncio.create_task(ActionTrailChecker(ActionTrailChecker.Options(delay_s=10)).check(evidence))
+        assert await asyncio.to_thread(queries.first.wait, 30), "the checker never queried the audit log"
+        await asyncio.to_thread(put_bucket, client, mine)  # after its first look found only theirs
+        return await checking
+
+    result = asyncio.run(scenario())
     assert result.goal_reached is True, result.reason
     assert [event["resourceName"] for event in result.evidence] == [mine]
+    assert queries.answered >= 2
 
 
 def test_its_audit_reader_gives_the_other_checkers_the_accounts_events(sandbox, client):

@@ -68,7 +68,7 @@ def test_every_commented_setting_is_valid_uncommented(repo):
     app = App(repo / "all.toml")
     config = app.checked_config()
     assert config.settings.jobs == 4 and config.settings.budget == "2.50USD"
-    assert config.settings.reporter.use == ["console"]
+    assert config.settings.reporter.use == ["terminal"]
     sandbox = config.plugin_options("console", "sandbox", app.plugins.get("consoles", "sandbox"))
     assert sandbox.release == "2021-06"
 

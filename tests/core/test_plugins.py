@@ -139,7 +139,7 @@ def test_a_check_imports_only_the_plugins_it_uses(tmp_path, chromium):
     assert done.returncode == 0, done.stderr
     modules = set(json.loads(listing.read_text()))
     assert {"docverify_literal.policy", "docverify_playwright.executor", "docverify_sandbox.console",
-            "docverify_actiontrail.checker", "docverify_reports.console"} <= modules
+            "docverify_actiontrail.checker", "docverify_reports.terminal"} <= modules
     unused = {"docverify_models.policies", "docverify_models.judges", "docverify_terraform.resourcecoder.provisioner",
               "docverify_terraform.provisioner", "docverify_reports.html", "docverify_sandbox.cli",
               "docverify_terraform.cli", "docverify_terraform.resourcecoder.cli"}

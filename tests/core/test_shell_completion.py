@@ -57,9 +57,9 @@ def test_plugin_summaries_reach_shells_that_show_them():
 
 
 def test_report_completes_the_last_of_comma_separated_reporters():
-    assert values(wired, ["--report"], "") == ["console", "github", "html", "json", "junit"]
+    assert values(wired, ["--report"], "") == ["github", "html", "json", "junit", "terminal"]
     assert values(wired, ["--report"], "json,j") == ["json,junit"]
-    assert values(wired, ["--report"], "github,") == ["github,console", "github,html", "github,json", "github,junit"]
+    assert values(wired, ["--report"], "github,") == ["github,html", "github,json", "github,junit", "github,terminal"]
 
 
 def test_fail_on_completes_verdict_classes():

@@ -2,7 +2,12 @@
 
 import json
 
-from docverify.report.trajectory import ProcedureResult
+import jsonschema
+import pytest
+from pydantic import ValidationError
+
+from docverify.report.trajectory import RESULTS_VERSION, ProcedureResult, RunSummary
+from docverify.schemas import SCHEMA_FILES, SHIPPED
 from docverify_reports.json_report import JsonReporter
 
 from report_samples import make_summary, sample_results
@@ -29,3 +34,41 @@ def test_json_keeps_non_ascii_text_readable(tmp_path):
     text = path.read_text(encoding="utf-8")
     assert "创建存储空间" in text
     assert text.startswith('{\n  "run_id"')
+
+
+def test_json_matches_the_shipped_schema_and_reads_back_whole(summary, tmp_path):
+    [path] = JsonReporter().run_finished(summary, tmp_path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    schema = json.loads((SHIPPED / SCHEMA_FILES["results"]).read_text(encoding="utf-8"))
+    jsonschema.validate(data, schema)
+    assert data["version"] == RESULTS_VERSION
+    assert list(data)[-1] == "results"  # the summary first
+    back = RunSummary.from_dict(data)
+    assert back.results == summary.results and back.counts() == summary.counts()
+    assert back.to_dict() == data
+
+
+def test_the_schema_rejects_what_docverify_would_not_write(summary, tmp_path):
+    [path] = JsonReporter().run_finished(summary, tmp_path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    schema = json.loads((SHIPPED / SCHEMA_FILES["results"]).read_text(encoding="utf-8"))
+    data["results"][1]["findings"][0]["kidn"] = "label_changed"
+    with pytest.raises(jsonschema.ValidationError, match="kidn"):
+        jsonschema.validate(data, schema)
+
+
+def test_a_mistyped_or_unknown_key_is_an_error_naming_it(summary):
+    data = summary.results[1].to_dict()
+    data["findings"][0]["kidn"] = data["findings"][0].pop("kind")
+    with pytest.raises(ValidationError) as error:
+        ProcedureResult.from_dict(data)
+    assert "findings.0.kidn" in str(error.value) and "findings.0.kind" in str(error.value)
+    with pytest.raises(ValidationError, match="verdict"):
+        ProcedureResult.from_dict({**summary.results[0].to_dict(), "verdict": "PASSED"})
+
+
+def test_another_results_version_is_refused(summary):
+    data = summary.to_dict()
+    data["version"] = RESULTS_VERSION + 1
+    with pytest.raises(ValueError, match="results version"):
+        RunSummary.from_dict(data)

@@ -9,7 +9,7 @@ from docverify.plugins import load_plugins
 from docverify.report.reporter import Reporter
 from report_samples import task_for
 
-REPORTERS = ["console", "github", "html", "json", "junit"]
+REPORTERS = ["github", "html", "json", "junit", "terminal"]
 FILE_REPORTERS = ["html", "json", "junit"]
 
 
@@ -24,6 +24,9 @@ def test_reporters_register_through_entry_points():
         assert issubclass(entry.obj, Reporter)
         assert entry.obj.summary()
     assert sorted(n for n in REPORTERS if registry.get(n).writes_files) == FILE_REPORTERS
+    # the terminal reporter is the default, and still answers to its former name
+    assert registry.default() == "terminal" and registry.entry("terminal").aliases == ("console",)
+    assert registry.get("console") is registry.get("terminal") and "console" not in registry.names()
 
 
 @pytest.mark.parametrize("name", FILE_REPORTERS)

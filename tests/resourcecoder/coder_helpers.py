@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from fake_openai import FakeOpenAI, Reply
+from sandbox_templates import KEY_PAIR
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,21 +58,6 @@ output "{{ r.address }}_id" {
 
 output "{{ r.address }}_name" {
   value = sandbox_ecs_security_group.{{ r.address }}.security_group_name
-}
-'''
-
-KEY_PAIR = '''\
-resource "sandbox_ecs_key_pair" "{{ r.address }}" {
-  key_pair_name = "{{ r.name }}"
-  region_id     = "{{ r.region }}"
-}
-
-output "{{ r.address }}_id" {
-  value = sandbox_ecs_key_pair.{{ r.address }}.id
-}
-
-output "{{ r.address }}_name" {
-  value = sandbox_ecs_key_pair.{{ r.address }}.key_pair_name
 }
 '''
 

@@ -98,10 +98,11 @@ def test_every_input_is_used_by_a_step(action: dict) -> None:
 
 
 def test_no_expression_is_expanded_inside_a_script(action: dict) -> None:
-    for each in action["runs"]["steps"]:
-        if "run" in each:
-            assert "${{" not in each["run"], each.get("name")
-            assert each["shell"] == "bash"
+    scripts = [each for each in action["runs"]["steps"] if "run" in each]
+    assert scripts, "the action runs no script"
+    for each in scripts:
+        assert "${{" not in each["run"], each.get("name")
+        assert each["shell"] == "bash"
 
 
 def test_the_steps_cache_install_run_and_upload(action: dict) -> None:
@@ -138,6 +139,11 @@ def test_the_steps_cache_install_run_and_upload(action: dict) -> None:
 
 
 # -- pinning, permissions, credentials: every workflow and the action ----------------
+
+
+def test_the_workflows_are_found() -> None:
+    """The tests over every workflow would pass on none."""
+    assert WORKFLOW in WORKFLOWS and len(WORKFLOWS) >= 2
 
 
 @pytest.mark.parametrize("path", [ACTION, *WORKFLOWS], ids=lambda path: path.name)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import threading
 
 import pytest
 
+from fake_plugins import press_ctrl_c
 from docverify.run.loop import RunLoop
 
 
@@ -55,12 +55,12 @@ def test_ctrl_c_cancels_the_run_waits_for_its_clean_up_then_propagates():
 
     async def runs():
         try:
-            await asyncio.sleep(30)
+            await press_ctrl_c()  # a real Ctrl-C, once the run is under way
+            await asyncio.Event().wait()  # until cancelled
         finally:
             await asyncio.sleep(0.1)  # closing the browser, saving results
             cleaned.append(threading.current_thread().name)
 
-    threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT)).start()  # a real Ctrl-C
     try:
         with pytest.raises(KeyboardInterrupt):
             loop.run(runs())

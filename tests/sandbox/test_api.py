@@ -92,14 +92,18 @@ def test_async_state_with_latency():
     from docverify_sandbox.state import DEFAULT_ACCOUNTS
 
     acct = DEFAULT_ACCOUNTS[0]
-    with SandboxConsole(SandboxConsole.Options(latency_ms=150)).start() as ep:
+    with SandboxConsole(SandboxConsole.Options(latency_ms=1000)).start() as ep:
         c = SandboxClient(ep.url, acct.admin_access_key_id, acct.admin_access_key_secret)
+
+        def status(vpc: str) -> str:
+            return c.call("DescribeVpcs", VPC, {"RegionId": "cn-hangzhou", "VpcId": vpc})["Vpcs"]["Vpc"][0]["Status"]
+
         vpc = c.call("CreateVpc", VPC, {"RegionId": "cn-hangzhou", "CidrBlock": "10.0.0.0/8"})["VpcId"]
-        first = c.call("DescribeVpcs", VPC, {"RegionId": "cn-hangzhou", "VpcId": vpc})["Vpcs"]["Vpc"][0]
-        assert first["Status"] == "Pending"
-        time.sleep(0.2)
-        later = c.call("DescribeVpcs", VPC, {"RegionId": "cn-hangzhou", "VpcId": vpc})["Vpcs"]["Vpc"][0]
-        assert later["Status"] == "Available"
+        assert status(vpc) == "Pending"  # read back at once: well within the second it takes
+        deadline = time.monotonic() + 10
+        while (now := status(vpc)) == "Pending" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert now == "Available"
 
 
 def test_tenants_are_isolated(sandbox, client, other_account):

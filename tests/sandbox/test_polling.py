@@ -21,8 +21,9 @@ VPC = "2016-04-28"
 
 @pytest.fixture(scope="module")
 def slow_sandbox():
-    """Asynchronous states that take 1.5 s, long enough to act while they settle."""
-    with SandboxConsole(SandboxConsole.Options(latency_ms=1500, release="2021-06")).start() as endpoint:
+    """Asynchronous states that take 2.5 s, long enough to act while they settle (the page
+    polls only while a row is settling), even on a loaded machine."""
+    with SandboxConsole(SandboxConsole.Options(latency_ms=2500, release="2021-06")).start() as endpoint:
         yield endpoint
 
 
@@ -42,6 +43,25 @@ def create_vpc(client, name: str) -> str:
     return client.call("CreateVpc", VPC, {"RegionId": "cn-hangzhou", "VpcName": name, "CidrBlock": "10.0.0.0/8"})["VpcId"]
 
 
+def wait_until_available(client, vpc: str, seconds: float = 10.0) -> None:
+    """Poll the API until ``vpc`` has settled (Available), for at most ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while client.call("DescribeVpcs", VPC, {"RegionId": "cn-hangzhou", "VpcId": vpc})["Vpcs"]["Vpc"][0]["Status"] \
+            != "Available":
+        assert time.monotonic() < deadline, f"{vpc} did not become Available in {seconds} s"
+        time.sleep(0.1)
+
+
+def polls_after_now(page) -> None:
+    """Count the page's polling requests from now on in ``window.polls`` (a reload starts a
+    new document, without the count)."""
+    page.evaluate("""() => {
+        window.polls = 0;
+        const fetch = window.fetch;
+        window.fetch = (...args) => { window.polls += 1; return fetch(...args); };
+    }""")
+
+
 def test_a_settling_row_turns_final_in_place_without_a_reload(console):
     page, client, url = console
     vpc = create_vpc(client, "poll-in-place")
@@ -59,7 +79,7 @@ def test_a_settling_row_turns_final_in_place_without_a_reload(console):
 def test_an_open_dialog_is_never_reloaded_away(console):
     page, client, url = console
     other = create_vpc(client, "poll-other")
-    time.sleep(1.6)  # 'other' is Available now
+    wait_until_available(client, other)
     settling = create_vpc(client, "poll-settling")  # keeps the page polling
     page.goto(f"{url}/console/vpc")
     page.get_by_role("row").filter(has_text="poll-other").get_by_role("button", name="Edit").click()
@@ -67,7 +87,10 @@ def test_an_open_dialog_is_never_reloaded_away(console):
     expect(dialog).to_be_visible()
     page.evaluate("window.sameDocument = true")
     client.call("DeleteVpc", VPC, {"RegionId": "cn-hangzhou", "VpcId": other})  # the list changes under the dialog
-    time.sleep(2.5)  # two polling rounds
+    polls_after_now(page)
+    # the second poll starts once the first, sent after the deletion, was handled: the page
+    # saw the changed list (or it reloaded, and this document is gone)
+    page.wait_for_function("window.polls >= 2 || window.sameDocument !== true", timeout=10_000)
     expect(dialog).to_be_visible()
     assert page.evaluate("window.sameDocument === true"), "the page reloaded under an open dialog"
     client.call("DeleteVpc", VPC, {"RegionId": "cn-hangzhou", "VpcId": settling})

@@ -171,22 +171,41 @@ def test_a_failed_destroy_is_retried_reported_and_left_in_the_ledger_for_cleanup
 @pytest.mark.browser
 def test_ctrl_c_while_a_procedure_runs_on_provisioned_resources_still_destroys_them(docs, sandbox_url, api, chromium):
     import os
+    import queue
     import signal
-    import time
+    import threading
 
     before = leftovers(api)
-    args = [sys.executable, "-m", "docverify", "check", "docs", "--browser-path", str(chromium.path),
+    args = [sys.executable, "-m", "docverify", "check", "docs", "--browser-path", str(chromium.path), "-v",
             "-O", "provisioner.use=terraform", "-O", f"console.sandbox.url={sandbox_url}", "--slow-mo", "1500"]
-    process = subprocess.Popen(args, cwd=docs, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    process = subprocess.Popen(args, cwd=docs, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                env={"PATH": "/usr/bin:/bin", "HOME": str(docs)}, start_new_session=True)
-    ledger = docs / ".docverify" / "stacks"
-    deadline = time.monotonic() + 120
-    while not (ledger.is_dir() and any(ledger.glob("*.json"))) or leftovers(api) == before:
-        assert process.poll() is None and time.monotonic() < deadline, "the stack was never applied"
-        time.sleep(0.3)
-    time.sleep(2)  # the procedure is under way on the provisioned group
-    os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
-    _, stderr = process.communicate(timeout=180)
+    lines: queue.Queue[str | None] = queue.Queue()
+    output: list[str] = []
+
+    def read() -> None:
+        for line in process.stdout:
+            output.append(line)
+            lines.put(line)
+        lines.put(None)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        while True:  # -v prints each step as it is done: the first one is the procedure under way
+            line = lines.get(timeout=300)
+            assert line is not None, "the run ended before its procedure did a step:\n" + "".join(output)
+            if line.startswith("  sg-rule  "):
+                break
+        assert leftovers(api) != before, "the procedure runs, but nothing was provisioned"
+        os.killpg(process.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
+        process.wait(timeout=180)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        reader.join(timeout=10)
+    stderr = "".join(output)
     assert process.returncode == 130, stderr
+    ledger = docs / ".docverify" / "stacks"
     assert leftovers(api) == before  # destroyed on the way out
     assert not list(ledger.glob("*.json"))

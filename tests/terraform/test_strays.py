@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -90,14 +91,33 @@ def sandbox_launcher(cache: Path) -> Path:
 # ------------------------------------------------------------ the parent's death
 
 
-def test_the_watch_calls_back_once_the_parent_is_someone_else():
+class CountedParent:
+    """``os`` for lifeline, whose ``getppid`` counts the watch's looks; ``looked`` is set after ``enough``."""
+
+    def __init__(self, enough: int) -> None:
+        self.looks, self.enough = 0, enough
+        self.looked = threading.Event()
+
+    def getppid(self) -> int:
+        self.looks += 1
+        if self.looks >= self.enough:
+            self.looked.set()
+        return os.getppid()
+
+    def __getattr__(self, name: str):
+        return getattr(os, name)
+
+
+def test_the_watch_calls_back_once_the_parent_is_someone_else(monkeypatch):
     gone = []
     lifeline.follow_parent(lambda: gone.append(True), parent=os.getppid() + 1_000_000, every=0.01)
     assert until(lambda: gone, 5)
     still_here = []
+    parent = CountedParent(enough=20)
+    monkeypatch.setattr(lifeline, "os", parent)
     lifeline.follow_parent(lambda: still_here.append(True), parent=os.getppid(), every=0.01)
-    time.sleep(0.3)  # the parent cannot change under a live test: nothing may be called
-    assert still_here == []
+    assert parent.looked.wait(10), f"the watch looked {parent.looks} times"
+    assert still_here == []  # the parent cannot change under a live test: twenty looks, no call
 
 
 @pytest.mark.parametrize("mode", ["kernel", "watch"])

@@ -466,7 +466,7 @@ def hcl_problems(text: str, name: str, schema: ProviderSchema, provider: str) ->
 
 
 def backend_from_options(options: Any) -> Callable[[], Any]:
-    """A backend factory from options with the OpenAI endpoint fields (``base_url``, ``model``,
-    ``api_key_env``, ``output_mode``, ``timeout_s``, ``max_retries``, ``backoff_s``, ``local``)."""
-    return lambda: engines.get_engine("openai").from_endpoint(options)
+    """A backend factory from options naming an ``engine`` (default ``openai``) and its
+    fields (the OpenAI endpoint's ``base_url``, ``model``, ``api_key_env``…)."""
+    return lambda: engines.get_engine(getattr(options, "engine", "openai")).from_options(options)
 

@@ -29,7 +29,7 @@ from pydantic import Field
 
 from docverify.console import ConsoleEndpoint
 from docverify.cost import Usage
-from docverify.engines import EndpointOptions
+from docverify.engines import EndpointOptions, EngineName
 from docverify.errors import EnvironmentProblem, Undecided
 from docverify.execute.executor import artifact_name
 from docverify.provision import Provisioned
@@ -69,6 +69,8 @@ class ResourceCoderProvisioner(TerraformProvisioner):
     name = "resourcecoder"
 
     class Options(TerraformProvisioner.Options, EndpointOptions):
+        engine: EngineName = Field("openai", description="the model engine that writes templates, by name: openai "
+                                                         "(any endpoint) or a plugin's")
         timeout_s: float = Field(120.0, gt=0, description="per model call")
         temperature: float = Field(0.0, ge=0, le=2, description="sampling temperature")
         max_answer_tokens: int = Field(3000, ge=256, le=32768, description="longest template answer")

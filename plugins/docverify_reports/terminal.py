@@ -1,4 +1,5 @@
-"""The ``console`` reporter: live progress while a run goes, a table when it ends.
+"""The ``terminal`` reporter (formerly ``console``): live progress while a run goes,
+a table when it ends.
 
 Results go to stdout: one line per finished procedure, then a table of every
 procedure, each problem as ``path:line: message`` (clickable in most terminals)
@@ -45,10 +46,10 @@ MAX_RUNNING_SHOWN = 8
 REASON_WIDTH = 100
 
 
-class ConsoleReporter(Reporter):
+class TerminalReporter(Reporter):
     """Live progress in the terminal, then a table of verdicts and the doc lines at fault."""
 
-    name = "console"
+    name = "terminal"
 
     class Options(Reporter.Options):
         verbosity: int = Field(0, ge=-2, le=2, description=(

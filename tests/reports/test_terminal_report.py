@@ -1,10 +1,10 @@
-"""The console reporter: lines in CI logs, live progress in a terminal, the final table."""
+"""The terminal reporter: lines in CI logs, live progress in a terminal, the final table."""
 
 import io
 
 from rich.console import Console
 
-from docverify_reports.console import ConsoleReporter
+from docverify_reports.terminal import TerminalReporter
 
 from report_samples import make_summary, task_for
 
@@ -13,7 +13,7 @@ def _console(terminal: bool = False) -> Console:
     return Console(file=io.StringIO(), width=120, force_terminal=terminal, color_system=None if not terminal else "standard")
 
 
-def _run(reporter: ConsoleReporter, summary, output=None):
+def _run(reporter: TerminalReporter, summary, output=None):
     reporter.run_started(len(summary.results), summary.console, summary.policy)
     for result in summary.results:
         task = task_for(result)
@@ -26,7 +26,7 @@ def _run(reporter: ConsoleReporter, summary, output=None):
 
 def test_ci_log_gets_one_line_per_procedure_then_table_and_doc_lines(summary, tmp_path):
     console = _console()
-    reporter = ConsoleReporter(console=console)
+    reporter = TerminalReporter(console=console)
     assert _run(reporter, summary, tmp_path) == []
     assert list(tmp_path.iterdir()) == []  # writes no file
     text = console.file.getvalue()
@@ -63,13 +63,13 @@ def test_rich_markup_in_results_is_printed_as_text():
     result = sample_results()[2]
     result.reason = "[bold]not markup[/bold] [link=x]"
     console = _console()
-    _run(ConsoleReporter(console=console), make_summary([result]))
+    _run(TerminalReporter(console=console), make_summary([result]))
     assert "[bold]not markup[/bold] [link=x]" in console.file.getvalue()
 
 
 def test_terminal_gets_a_live_display_of_running_procedures(summary):
     console = _console(terminal=True)
-    reporter = ConsoleReporter(console=console)
+    reporter = TerminalReporter(console=console)
     reporter.run_started(5, summary.console, summary.policy)
     try:
         assert reporter.live
@@ -96,7 +96,7 @@ def test_terminal_gets_a_live_display_of_running_procedures(summary):
 
 def test_an_empty_run_prints_the_counts_only():
     console = _console()
-    _run(ConsoleReporter(console=console), make_summary([]))
+    _run(TerminalReporter(console=console), make_summary([]))
     assert console.file.getvalue().splitlines()[-1] == "0 procedures in 1m02s"
 
 
@@ -104,7 +104,7 @@ def test_results_go_to_one_stream_and_progress_to_the_other(summary):
     """As pytest and hatch do: verdicts and findings on stdout, the header (and the
     live display) on stderr, so `docverify check docs > results.txt` keeps the results."""
     out, err = _console(), _console()
-    _run(ConsoleReporter(console=out, progress=err), summary)
+    _run(TerminalReporter(console=out, progress=err), summary)
     results, progress = out.file.getvalue(), err.file.getvalue()
     assert progress.splitlines() == [
         "docverify: 5 procedures · console sandbox http://127.0.0.1:8765 (release 2026-03) · policy literal"]
@@ -116,7 +116,7 @@ def test_results_go_to_one_stream_and_progress_to_the_other(summary):
 
 def test_a_live_display_on_stderr_leaves_redirected_stdout_alone(summary):
     out, err = _console(), _console(terminal=True)
-    reporter = ConsoleReporter(console=out, progress=err)
+    reporter = TerminalReporter(console=out, progress=err)
     reporter.run_started(5, summary.console, summary.policy)
     try:
         assert reporter.live
@@ -127,9 +127,9 @@ def test_a_live_display_on_stderr_leaves_redirected_stdout_alone(summary):
     assert "oss#create-a-bucket" not in err.file.getvalue()
 
 
-def _with_verbosity(verbosity: int) -> "tuple[ConsoleReporter, Console]":
+def _with_verbosity(verbosity: int) -> "tuple[TerminalReporter, Console]":
     console = _console()
-    return ConsoleReporter(ConsoleReporter.Options(verbosity=verbosity), console=console), console
+    return TerminalReporter(TerminalReporter.Options(verbosity=verbosity), console=console), console
 
 
 def test_quiet_shows_failures_only_and_very_quiet_the_counts_only(summary):
@@ -159,6 +159,6 @@ def test_verbose_prints_every_step_as_it_runs(summary):
 def test_a_run_stopped_by_maxfail_says_so_in_the_counts_line(summary):
     summary.stopped = "stopped after 1 failed procedure (--maxfail 1): 3 not run"
     console = _console()
-    _run(ConsoleReporter(console=console), summary)
+    _run(TerminalReporter(console=console), summary)
     assert console.file.getvalue().splitlines()[-1].endswith(
         "in 1m02s — stopped after 1 failed procedure (--maxfail 1): 3 not run")
