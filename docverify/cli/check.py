@@ -43,7 +43,7 @@ def _csv(values: tuple[str, ...]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
 
-def _options(values: tuple[str, ...]) -> dict[str, object]:
+def parse_assignments(values: tuple[str, ...]) -> dict[str, object]:
     """``--set console.sandbox.release=2021-06`` -> {"console.sandbox.release": "2021-06"}."""
     out: dict[str, object] = {}
     for value in values:
@@ -151,7 +151,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
                                     "reporter.terminal.verbosity": (verbose - quiet) or None}
     names = {"jobs": "--jobs", "policy.use": "--policy", "console.use": "--console", "budget": "--budget",
              "provisioner.use": "--provisioner", "reporter.terminal.verbosity": "-q/-v"}
-    assigned = _options(settings)
+    assigned = parse_assignments(settings)
     names.update({key: f"--set {key}" for key in assigned})
     app = get_app(ctx)
     config = app.checked_config({**overrides, **assigned}, names)

@@ -1,0 +1,211 @@
+"""``docverify bench ...``: run a policy over a task set, compare two runs, keep the manifest."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from docverify.cli import CONTEXT_SETTINGS, get_app
+from docverify.errors import UsageError
+
+#: Where ``--tasks`` points when not given: the repository's task set.
+DEFAULT_TASKS = Path("benchmark") / "tasks"
+_TASKS = click.option("--tasks", "tasks_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                      help=f"The task set's folder (holding manifest.json); default {DEFAULT_TASKS}.")
+
+
+def _tasks_dir(given: Path | None) -> Path:
+    if given is not None:
+        return given
+    if not DEFAULT_TASKS.is_dir():
+        raise UsageError(f"no task set at {DEFAULT_TASKS}", hint="give --tasks DIR (run from the repository root "
+                                                                  "for the benchmark's own tasks)")
+    return DEFAULT_TASKS
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+def bench() -> None:
+    """The benchmark: a policy's success rate on a task set, decided by the audit log.
+
+    \b
+    Examples:
+      docverify bench tasks
+      docverify bench run --policy literal --split eval --runs 3 --jobs 2 --out bench/literal.json
+      docverify bench compare bench/literal.json bench/hybrid.json
+    """
+
+
+@bench.command(context_settings=CONTEXT_SETTINGS)
+@_TASKS
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
+def tasks(tasks_dir: Path | None, as_json: bool) -> None:
+    """Check the task set against its manifest and count its tasks by split,
+    category and product."""
+    from docverify_bench.tasks import load_task_set, summarize
+
+    task_set = load_task_set(_tasks_dir(tasks_dir))
+    counts = summarize(task_set.tasks)
+    if as_json:
+        click.echo(json.dumps({"version": task_set.version, "tasks": len(task_set.tasks), **counts}, indent=2))
+        return
+    click.echo(f"task set {task_set.version}: {len(task_set.tasks)} tasks, {counts['families']['count']} families")
+    for group in ("split", "category", "product"):
+        click.echo(f"  {group:<9} " + ", ".join(f"{name} {count}" for name, count in sorted(counts[group].items())))
+
+
+@bench.command(context_settings=CONTEXT_SETTINGS)
+@_TASKS
+@click.option("--version", "version", help="The task set's version to record (default: the manifest's).")
+@click.option("--write", is_flag=True, help="Write manifest.json (after reviewing what changed).")
+def manifest(tasks_dir: Path | None, version: str | None, write: bool) -> None:
+    """Compute the manifest of a task set: checksums, families and their splits.
+
+    Families keep their split; each new family joins the split short of half the
+    tasks. Without --write, prints what would change."""
+    from docverify_bench.tasks import MANIFEST, build_manifest
+
+    folder = _tasks_dir(tasks_dir)
+    path = folder / MANIFEST
+    previous = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    version = version or (previous or {}).get("version")
+    if not version:
+        raise UsageError("a new manifest needs --version, e.g. --version 1.0")
+    data = build_manifest(folder, version, previous)
+    text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    if write:
+        path.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {path}: {len(data['tasks'])} tasks, {len(data['families'])} families")
+        return
+    old = (previous or {}).get("tasks", {})
+    changed = sorted(i for i, entry in data["tasks"].items() if old.get(i) != entry)
+    gone = sorted(set(old) - set(data["tasks"]))
+    for task_id in changed:
+        click.echo(f"{'changed' if task_id in old else 'new'}: {task_id}")
+    for task_id in gone:
+        click.echo(f"removed: {task_id}")
+    click.echo(f"{len(changed)} new or changed, {len(gone)} removed; --write records them" if changed or gone
+               else "the manifest is up to date")
+
+
+@bench.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--policy", required=True, help="The policy to measure (literal, hybrid, llamacpp, openai, ...).")
+@_TASKS
+@click.option("--split", type=click.Choice(["train", "eval"]), default=None, help="Only this split (default: all).")
+@click.option("--category", "categories", multiple=True, help="Only these categories (repeatable).")
+@click.option("--product", "products", multiple=True, help="Only these products, e.g. oss (repeatable).")
+@click.option("--family", "families", multiple=True, help="Only these families (repeatable).")
+@click.option("--runs", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Attempts per task (pass@k for k up to it).")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Tasks at once.")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The results file (JSON).")
+@click.option("--resume", is_flag=True, help="Continue the interrupted run in --out.")
+@click.option("--max-steps", type=click.IntRange(1), default=80, show_default=True, help="Turns per task.")
+@click.option("--timeout", type=click.FloatRange(1), default=300.0, show_default=True, help="Seconds per task.")
+@click.option("--set", "-O", "settings", multiple=True, metavar="KEY=VALUE",
+              help="Any configuration key, e.g. -O policy.hybrid.model=qwen (repeatable).")
+@click.pass_context
+def run(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str | None, categories: tuple[str, ...],
+        products: tuple[str, ...], families: tuple[str, ...], runs: int, jobs: int, out: Path, resume: bool,
+        max_steps: int, timeout: float, settings: tuple[str, ...]) -> int:
+    """Run a policy over the task set and score it: pass@1 (mean over runs), pass@k
+    and pass^k with bootstrap 95% intervals over tasks, per split, category and
+    product; cost, tokens, turns and time per task; the ENV_ERROR rate (never a
+    policy failure). Success is the audit log's alone (the actiontrail checker).
+
+    Every attempt is saved to --out as it ends; --resume continues."""
+    from docverify.cli.check import parse_assignments
+    from docverify.scrub import scrub_object
+
+    from docverify_bench.run import BenchOptions, ResultsFile, run_benchmark
+    from docverify_bench.tasks import load_task_set
+
+    task_set = load_task_set(_tasks_dir(tasks_dir))
+    chosen = task_set.select(split, categories, [p.lower() for p in products], families)
+    if not chosen:
+        raise UsageError("no task matches the filters", hint="see `docverify bench tasks`")
+    options = BenchOptions(policy=policy, runs=runs, jobs=jobs, split=split, settings=parse_assignments(settings),
+                           max_steps=max_steps, timeout_s=timeout)
+    if resume and out.is_file():
+        results = ResultsFile.resume(out, chosen, task_set, options)
+    else:
+        if out.exists() and not resume:
+            raise UsageError(f"{out} exists", hint="give --resume to continue it, or another --out")
+        app = get_app(ctx)
+        config = app.checked_config({"policy.use": policy, **options.settings})
+        results = ResultsFile.start(out, task_set, chosen, options, scrub_object(config.values()))
+    click.echo(f"{len(chosen)} tasks x {runs} run{'s' if runs != 1 else ''}, policy {policy}"
+               + (f", {len(results.done())} attempts already done" if results.done() else ""), err=True)
+    scores = run_benchmark(get_app(ctx), task_set, chosen, options, results, lambda line: click.echo(line, err=True))
+    print_scores(scores)
+    click.echo(f"results: {out}", err=True)
+    return 0
+
+
+def print_scores(scores: dict[str, Any]) -> None:
+    from docverify_bench.score import estimate
+
+    def line(name: str, data: dict[str, Any]) -> str:
+        passes = [f"pass@1 {estimate(data['pass@1']).describe()}"]
+        passes += [f"{key} {100 * value['value']:.1f}%" for key, value in data.items()
+                   if key.startswith(("pass@", "pass^")) and key != "pass@1"]
+        cost = data.get("cost_usd_per_task")
+        extra = [f"env {100 * data['env_error_rate']:.0f}%", f"{data['duration_s_per_task'] or 0:.1f}s/task"]
+        if cost:
+            extra.append(f"${cost:.4f}/task")
+        return f"  {name:<14} {data['scored']:>4} tasks  " + "  ".join(passes + extra)
+
+    click.echo(line("all", scores["all"]))
+    for group in ("split", "category", "product"):
+        click.echo(f"by {group}:")
+        for name, data in scores[group].items():
+            click.echo(line(name, data))
+
+
+@bench.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("a", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("b", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Compare results of different task-set versions.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def compare(a: Path, b: Path, force: bool, as_json: bool) -> None:
+    """B against A on the tasks both ran: the difference of pass@1 per split with its
+    95% interval (paired bootstrap over tasks) and p-value, and McNemar's exact test
+    on first attempts as a cross-check."""
+    from docverify_bench.compare import compare as compare_results
+    from docverify_bench.run import read_results
+    from docverify_bench.score import estimate
+
+    data = compare_results(read_results(a), read_results(b), force=force)
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    click.echo(f"{data['b']} vs {data['a']} (task set {data['task_set']}): B - A in pass@1")
+    click.echo(f"  {'group':<8} {'tasks':>5}  {'A':>6}  {'B':>6}  {'B - A [95% CI]':<26} {'p':>7}  McNemar (only A / only B)")
+    for name, group in data["groups"].items():
+        difference = estimate(group["difference"])
+        click.echo(f"  {name:<8} {group['tasks']:>5}  {100 * group['a']:5.1f}%  {100 * group['b']:5.1f}%  "
+                   f"{difference.describe():<26} {group['p_value']:7.4f}  "
+                   f"p={group['mcnemar_p']:.4f} ({group['only_a']} / {group['only_b']})")
+
+
+@bench.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", "output", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder for report.md and the plots.")
+@click.option("--plots/--no-plots", default=True, show_default=True, help="PNG plots (needs matplotlib).")
+def report(results: tuple[Path, ...], output: Path, plots: bool) -> None:
+    """Markdown (and PNG plots) of one or more results files: pass@1 with its interval
+    per policy and split, by category and by product; cost against success."""
+    from docverify_bench.report import label, markdown, plot
+    from docverify_bench.run import read_results
+
+    named = [(label(data), data) for data in (read_results(path) for path in results)]
+    written = plot(named, output) if plots else []
+    output.mkdir(parents=True, exist_ok=True)
+    path = output / "report.md"
+    path.write_text(markdown(named, written), encoding="utf-8")
+    click.echo(f"wrote {path}" + (f" and {len(written)} plots" if written else ""))

@@ -1,0 +1,213 @@
+"""``docverify bench run``: a policy over a task set, K times, decided by the audit log.
+
+Each run of the task set is a ``check`` run per sandbox release (the tasks of one
+release share a console), with the ``actiontrail`` checker deciding success and
+no judges: a task succeeds when the audit log shows its expected events. Every
+attempt is written to the results file as soon as it ends, so ``--resume``
+continues an interrupted benchmark where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from docverify.check.verdict import Verdict
+from docverify.errors import ConfigError
+from docverify.report.reporter import Reporter
+from docverify.report.trajectory import ProcedureResult
+
+from docverify_bench.score import score
+from docverify_bench.tasks import BenchTask, TaskSet
+
+#: The layout of a results file; ``compare`` and ``report`` refuse another.
+FORMAT = "docverify-bench/1"
+#: The checker that decides a benchmark task (the paper's: audit events only).
+AUDIT_CHECKER = "actiontrail"
+
+
+@dataclass
+class BenchOptions:
+    policy: str
+    runs: int = 1
+    jobs: int = 1
+    split: str | None = None
+    settings: Mapping[str, object] = field(default_factory=dict)  #: -O overrides
+    max_steps: int = 80
+    timeout_s: float = 300.0
+
+
+def attempt_record(task: BenchTask, run: int, result: ProcedureResult) -> dict[str, Any]:
+    """What the benchmark keeps of one attempt."""
+    usage = result.usage
+    return {
+        "task": task.id, "run": run, "verdict": result.verdict.value, "goal_reached": result.goal_reached,
+        "success": result.goal_reached is True and result.verdict is not Verdict.ENV_ERROR,
+        "env_error": result.verdict is Verdict.ENV_ERROR, "reason": result.reason,
+        "duration_s": round(result.duration_s, 3), "turns": len(result.turns),
+        "findings": len(result.drift), "calls": usage.calls, "tokens_in": usage.tokens_in,
+        "tokens_out": usage.tokens_out, "cost_usd": usage.cost_usd, "cost_cny": usage.cost_cny,
+    }
+
+
+def code_version(root: Path) -> dict[str, Any]:
+    """docverify's version and, in a git checkout, the commit and whether it was modified."""
+    from docverify import __version__
+
+    out: dict[str, Any] = {"docverify": __version__}
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=10)
+        if sha.returncode == 0:
+            out.update(git=sha.stdout.strip(), dirty=bool(dirty.stdout.strip()))
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return out
+
+
+def machine() -> dict[str, Any]:
+    return {"platform": platform.platform(), "python": platform.python_version(), "cpus": os.cpu_count(),
+            "machine": platform.machine()}
+
+
+class ResultsFile:
+    """The benchmark's results, written whole after every attempt (atomically)."""
+
+    def __init__(self, path: Path, data: dict[str, Any]) -> None:
+        self.path = path
+        self.data = data
+
+    @classmethod
+    def start(cls, path: Path, task_set: TaskSet, tasks: Sequence[BenchTask], options: BenchOptions,
+              config: Mapping[str, Any]) -> "ResultsFile":
+        data = {
+            "format": FORMAT,
+            "task_set": {"path": str(task_set.folder), "version": task_set.version},
+            "policy": options.policy, "split": options.split, "runs": options.runs, "jobs": options.jobs,
+            "settings": {key: value for key, value in options.settings.items()},
+            "config": config, "code": code_version(Path(__file__).resolve().parent),
+            "machine": machine(), "argv": sys.argv[1:], "started_at": _now(), "finished_at": None,
+            "tasks": {t.id: {"family": t.family, "category": t.category, "product": t.product, "split": t.split,
+                             "release": t.release} for t in tasks},
+            "attempts": [],
+        }
+        return cls(path, data)
+
+    @classmethod
+    def resume(cls, path: Path, tasks: Sequence[BenchTask], task_set: TaskSet, options: BenchOptions) -> "ResultsFile":
+        """The results of an interrupted run of the same benchmark; an error naming what
+        differs when it is another (task set version, policy, tasks, runs)."""
+        data = read_results(path)
+        differs = []
+        if data["task_set"]["version"] != task_set.version:
+            differs.append(f"task set version {data['task_set']['version']} (now {task_set.version})")
+        if data["policy"] != options.policy:
+            differs.append(f"policy {data['policy']} (now {options.policy})")
+        if data["split"] != options.split:
+            differs.append(f"split {data['split']} (now {options.split})")
+        if set(data["tasks"]) != {t.id for t in tasks}:
+            differs.append("its tasks")
+        if data["runs"] > options.runs:
+            differs.append(f"runs {data['runs']} (now {options.runs})")
+        if differs:
+            raise ConfigError(f"{path}: --resume needs the same benchmark; it differs in " + ", ".join(differs),
+                              hint="give another --out, or run it again without --resume")
+        data["runs"] = options.runs
+        data["finished_at"] = None
+        return cls(path, data)
+
+    def done(self) -> set[tuple[str, int]]:
+        return {(a["task"], a["run"]) for a in self.data["attempts"]}
+
+    def add(self, attempt: dict[str, Any]) -> None:
+        self.data["attempts"] = [a for a in self.data["attempts"]
+                                 if (a["task"], a["run"]) != (attempt["task"], attempt["run"])]
+        self.data["attempts"].append(attempt)
+        self.write()
+
+    def finish(self) -> None:
+        self.data["finished_at"] = _now()
+        self.data["scores"] = score(self.data["tasks"], self.data["attempts"])
+        self.write()
+
+    def write(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_name(self.path.name + ".partial")
+        partial.write_text(json.dumps(self.data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        partial.replace(self.path)
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such results file") from None
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{path}:{error.lineno}: not a results file ({error.msg})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ConfigError(f"{path}: not a docverify bench results file (format {FORMAT})",
+                          hint="give a file `docverify bench run --out` wrote")
+    return data
+
+
+class AttemptRecorder(Reporter):
+    """Hands each finished procedure of a check run to the benchmark."""
+
+    name = "bench"
+
+    def __init__(self, on_result: Callable[[ProcedureResult], None]) -> None:
+        super().__init__()
+        self.on_result = on_result
+
+    def procedure_finished(self, result: ProcedureResult) -> None:
+        self.on_result(result)
+
+
+def run_benchmark(app: Any, task_set: TaskSet, tasks: Sequence[BenchTask], options: BenchOptions,
+                  results: ResultsFile, progress: Callable[[str], None]) -> dict[str, Any]:
+    """Run every attempt ``results`` does not hold yet; the final scores."""
+    from docverify.run.check import CheckOptions, CheckRun
+    from docverify.run.runner import RunLimits
+    from docverify.task import make_task
+
+    by_id = {task.id: task for task in tasks}
+    releases = sorted({task.release for task in tasks})
+    for run in range(1, options.runs + 1):
+        for release in releases:
+            todo = [t for t in tasks if t.release == release and (t.id, run) not in results.done()]
+            if not todo:
+                continue
+            overrides = {"policy.use": options.policy, "checker.use": AUDIT_CHECKER, "reporter.use": [],
+                         "jobs": options.jobs, "console.sandbox.release": release, **options.settings}
+            config = app.checked_config(overrides, {key: f"-O {key}" for key in options.settings})
+            started = time.perf_counter()
+
+            def record(result: ProcedureResult, run: int = run) -> None:
+                attempt = attempt_record(by_id[result.id], run, result)
+                results.add(attempt)
+                mark = "ok " if attempt["success"] else ("env" if attempt["env_error"] else "no ")
+                progress(f"[run {run}] {mark} {result.id}  {result.verdict.value}  {result.duration_s:.1f}s"
+                         + ("" if attempt["success"] else f"  ({result.reason})"))
+
+            check = CheckRun(config, app.plugins,
+                             CheckOptions(jobs=options.jobs, store=None,
+                                          limits=RunLimits(max_steps=options.max_steps, timeout_s=options.timeout_s)),
+                             [AttemptRecorder(record)])
+            check.run([make_task(t.procedure) for t in todo])
+            progress(f"[run {run}] release {release}: {len(todo)} tasks in {time.perf_counter() - started:.1f}s")
+    results.finish()
+    return results.data["scores"]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

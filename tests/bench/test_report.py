@@ -1,0 +1,78 @@
+"""Scores, comparisons and the report, on results files with known attempts."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from docverify.cli import cli
+from docverify.errors import ConfigError
+from docverify_bench.compare import compare
+from docverify_bench.run import FORMAT
+from docverify_bench.score import score
+
+
+def results(policy: str, passes: dict[str, list[bool | None]], version: str = "1.0") -> dict:
+    """A results file: per task, its attempts (True pass, False fail, None ENV_ERROR)."""
+    tasks = {task_id: {"family": task_id.rsplit("-", 1)[0], "category": "standard" if "std" in task_id else "drifted",
+                       "product": "oss" if task_id.startswith("oss") else "ram",
+                       "split": "eval" if task_id.endswith(("1", "2")) else "train", "release": "2026-03"}
+             for task_id in passes}
+    attempts = [{"task": task_id, "run": run, "success": bool(ok), "env_error": ok is None,
+                 "verdict": "ENV_ERROR" if ok is None else ("PASS" if ok else "FAIL"), "goal_reached": ok,
+                 "duration_s": 2.0, "turns": 6, "calls": 0, "tokens_in": 0, "tokens_out": 0,
+                 "cost_usd": 0.01 if policy == "model" else 0.0, "cost_cny": 0.0}
+                for task_id, runs in passes.items() for run, ok in enumerate(runs, 1)]
+    return {"format": FORMAT, "task_set": {"path": "t", "version": version}, "policy": policy, "split": None,
+            "runs": 3, "config": {}, "tasks": tasks, "attempts": attempts}
+
+
+RUNS = {
+    "oss-std-1": [True, True, True], "oss-std-2": [True, False, True], "oss-hard-1": [False, False, None],
+    "ram-std-3": [True, True, True], "ram-hard-4": [None, None, None], "ram-hard-2": [False, True, False],
+}
+
+
+def test_scores_leave_env_errors_out_and_use_the_closed_forms():
+    scores = score(results("literal", RUNS)["tasks"], results("literal", RUNS)["attempts"])
+    everything = scores["all"]
+    # ram-hard-4 had only ENV_ERRORs: not scored; oss-hard-1 scores 0/2
+    assert everything["tasks"] == 6 and everything["scored"] == 5
+    assert everything["env_error_rate"] == pytest.approx(4 / 18)
+    assert everything["pass@1"]["value"] == pytest.approx((1 + 2 / 3 + 0 + 1 + 1 / 3) / 5)
+    # k up to the fewest counted runs (2, oss-hard-1): pass@2 of 2/3 is 1, of 1/3 is 2/3
+    assert everything["pass@2"]["value"] == pytest.approx((1 + 1 + 0 + 1 + 2 / 3) / 5)
+    assert everything["pass^2"]["value"] == pytest.approx((1 + 1 / 3 + 0 + 1 + 0) / 5)
+    assert "pass@3" not in everything
+    assert set(scores["product"]) == {"oss", "ram"} and scores["split"]["eval"]["scored"] == 4
+
+
+def test_compare_pairs_tasks_and_refuses_other_task_sets():
+    better = {task_id: [True, True, True] for task_id in RUNS}
+    data = compare(results("literal", RUNS), results("model", better))
+    overall = data["groups"]["all"]
+    assert overall["tasks"] == 5 and overall["difference"]["value"] > 0 and overall["only_a"] == 0
+    assert set(data["groups"]) == {"all", "eval", "train"}
+    with pytest.raises(ConfigError, match="different task sets"):
+        compare(results("literal", RUNS), results("model", better, version="2.0"))
+    assert compare(results("literal", RUNS), results("model", better, version="2.0"), force=True)["groups"]
+
+
+def test_report_writes_markdown_and_plots(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(results("literal", RUNS)))
+    b.write_text(json.dumps(results("model", {task_id: [True, True, False] for task_id in RUNS})))
+    done = CliRunner().invoke(cli, ["bench", "report", str(a), str(b), "-o", str(tmp_path / "report")])
+    assert done.exit_code == 0, done.output
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "| literal | all | 5 |" in text and "| model | all | 6 |" in text
+    assert "## pass@1 by category" in text and "drifted" in text
+    for name in ("success-by-category.png", "success-by-product.png", "cost-vs-success.png"):
+        assert (tmp_path / "report" / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_file_that_is_not_a_results_file_is_named(tmp_path):
+    other = tmp_path / "docverify.json"
+    other.write_text(json.dumps({"run_id": "x"}))
+    done = CliRunner().invoke(cli, ["bench", "compare", str(other), str(other)])
+    assert done.exit_code != 0 and "not a docverify bench results file" in done.output
