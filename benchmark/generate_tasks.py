@@ -24,12 +24,13 @@ ROOT = Path(__file__).resolve().parent
 FAMILIES = ROOT / "families"
 TASKS = ROOT / "tasks"
 KEYS = {"family", "product", "category", "release", "template", "variants"}
+OPTIONAL = {"written_for"}  #: a drifted family: the release its docs were written for
 
 
 def render_family(path: Path) -> dict[Path, str]:
     """The task files of one family: path -> text."""
     spec = yaml.safe_load(path.read_text(encoding="utf-8"))
-    unknown = set(spec) - KEYS
+    unknown = set(spec) - KEYS - OPTIONAL
     missing = KEYS - set(spec)
     if unknown or missing:
         raise SystemExit(f"{path}: unknown keys {sorted(unknown)}, missing keys {sorted(missing)}")
@@ -41,7 +42,8 @@ def render_family(path: Path) -> dict[Path, str]:
     for index, variant in enumerate(spec["variants"], 1):
         task_id = f"{spec['family']}-{index}"
         values = {"id": task_id, "family": spec["family"], "category": spec["category"],
-                  "release": spec["release"], "product": spec["product"], **variant}
+                  "release": spec["release"], "product": spec["product"], "written_for": spec.get("written_for"),
+                  **variant}
         try:
             text = template.render(**values)
         except jinja2.UndefinedError as error:

@@ -45,6 +45,9 @@ class BenchAnnotation(BaseModel):
     family: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$", description="the operation this task varies")
     category: Literal[CATEGORIES] = Field(description="standard, or what makes it hard")  # type: ignore[valid-type]
     release: str = Field(pattern=r"^\d{4}-\d{2}$", description="the sandbox release it runs against")
+    written_for: str | None = Field(None, pattern=r"^\d{4}-\d{2}$",
+                                    description="the release the doc was written for, when not the one it runs "
+                                                "against (a drifted task)")
 
 
 @dataclass(frozen=True)

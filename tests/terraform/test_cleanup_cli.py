@@ -4,9 +4,18 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from docverify.cli import cli
+
+
+@pytest.fixture(autouse=True)
+def no_process_reaping(monkeypatch):
+    """These tests are about the ledgers. ``cleanup`` also stops stray providers machine-wide
+    (tests/terraform/test_strays.py tests that): here it would stop those another test, in
+    another worker, started as strays on purpose."""
+    monkeypatch.setattr("docverify_terraform.strays.find_strays", lambda: [])
 
 
 def _entry(folder, stack_id, task):
