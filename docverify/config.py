@@ -34,8 +34,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterable, Mapping
 
-from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, WithJsonSchema, field_validator,
-                      model_validator)
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
 
 from docverify.cost import BUDGET, Price
 from docverify.errors import ConfigError, PluginError

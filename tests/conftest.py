@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from corpus_location import corpus_root
 
 
@@ -18,8 +17,8 @@ def corpus() -> Path:
 def chromium():
     """The Chromium the browser tests drive (docverify_playwright.browser.find_browser); skips,
     saying why, where there is none or Playwright is not installed."""
-    from docverify_playwright.browser import find_browser
     from docverify.errors import EnvironmentProblem
+    from docverify_playwright.browser import find_browser
 
     try:
         from playwright.sync_api import sync_playwright
@@ -40,6 +39,7 @@ def installed_fakes(monkeypatch):
     engine's shared queue (``fake_plugins.REPLIES``) and its list of engines made start
     empty."""
     import fake_plugins
+
     from docverify import plugins
 
     fakes = plugins.load_plugins(extra=[fake_plugins])

@@ -11,13 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from docverify.execute.actions import Observation
+from docverify.check.verdict import Finding
 from docverify.console import ConsoleEndpoint
 from docverify.cost import Metered
+from docverify.execute.actions import Observation
 from docverify.registry import Plugin
-from docverify.task import Task
 from docverify.report.trajectory import CheckResult, Turn
-from docverify.check.verdict import Finding
+from docverify.task import Task
 
 
 class AuditReader(Protocol):

@@ -42,6 +42,7 @@ from typing import Any
 from docverify.parse.annotation_model import ExpectedAuditEvent
 from docverify.parse.model import Intent, Procedure
 
+
 @dataclass(frozen=True)
 class ExpectedEvent:
     """An audit event whose presence (without an error code) means success."""

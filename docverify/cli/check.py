@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 
+from docverify.check.verdict import FAIL_ON
 from docverify.cli import CONTEXT_SETTINGS, completion, get_app
 from docverify.errors import ExitCode, NoProceduresError, UsageError
 from docverify.parse.model import Procedure, Severity
-from docverify.check.verdict import FAIL_ON
 
 
 def _executor_options(config, plugins, wanted: dict[str, tuple[object, str | None]]):
@@ -137,10 +137,10 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
       docverify check docs --changed-since origin/main --report github
       docverify check docs -O console.sandbox.release=2021-06
     """
+    from docverify.check.verdict import exit_code, failing_verdicts
     from docverify.run.check import CheckOptions, CheckRun, EarlyStart, build_reporters
     from docverify.run.runner import RunLimits
     from docverify.run.store import default_store_path
-    from docverify.check.verdict import exit_code, failing_verdicts
 
     fail_on_names = _csv((fail_on,))
     unknown = [name for name in fail_on_names if name not in FAIL_ON]

@@ -74,8 +74,8 @@ def doc_paths(ctx: click.Context, param: click.Parameter, incomplete: str) -> li
     procedures of that file (their id as ``docverify check FILE#ID`` takes it)."""
     if "#" not in incomplete:
         return [CompletionItem(incomplete, type="file")]
-    from docverify.run.select import split_selector
     from docverify.parse.parser import parse_file
+    from docverify.run.select import split_selector
 
     try:
         path, _ = split_selector(incomplete)

@@ -13,8 +13,8 @@ from enum import StrEnum
 from functools import cached_property
 from typing import Any
 
-from docverify.execute.locate import Element, parse_snapshot
 from docverify.check.verdict import Finding
+from docverify.execute.locate import Element, parse_snapshot
 
 
 class ActionKind(StrEnum):

@@ -12,10 +12,9 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Protocol
 
-from docverify.execute.actions import Action, ActionResult, Observation
 from docverify.console import ConsoleEndpoint, LoginForm
+from docverify.execute.actions import Action, ActionResult, Observation
 from docverify.registry import Plugin
-
 
 #: The browser locale a procedure runs in, by the language its document is written in.
 LOCALES = {"en": "en-US", "zh": "zh-CN"}

@@ -8,10 +8,10 @@ A policy plays one *episode* per procedure: :meth:`Policy.start` returns an
 
 from __future__ import annotations
 
-from docverify.execute.actions import Action, Observation
 from typing import ClassVar
 
 from docverify.cost import Metered, Usage
+from docverify.execute.actions import Action, Observation
 from docverify.registry import Plugin
 from docverify.task import Task
 

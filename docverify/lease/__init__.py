@@ -30,8 +30,7 @@ from typing import Mapping
 
 from docverify.lease.account import Account, AccountSpec
 from docverify.lease.file import AccountsFileError, accounts_file_path, load_accounts
-from docverify.lease.pool import (AccountPool, AccountQuarantined, Lease, NoSuchAccount, PoolExhausted,
-                                     default_lease_dir)
+from docverify.lease.pool import AccountPool, AccountQuarantined, Lease, NoSuchAccount, PoolExhausted, default_lease_dir
 from docverify.lease.rotation import CREDENTIAL_ERROR_CODES, console_plugin
 from docverify.lease.secret import ScrubFilter, Secret, SecretError, scrub, secret_values
 

@@ -10,8 +10,8 @@ from typing import Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from docverify.lease.secret import Secret, SecretRef
 from docverify.console import ConsoleEndpoint, LoginForm
+from docverify.lease.secret import Secret, SecretRef
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 #: fields whose value is a secret reference, never the secret

@@ -38,11 +38,11 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from docverify.lease.account import DEFAULT_MAX_KEY_AGE_DAYS, NAME_PATTERN, SECRET_FIELDS, AccountSpec
-from docverify.lease.secret import SecretRef, write_private
 from docverify.config import display_path as _display
 from docverify.config import read_toml
 from docverify.errors import ConfigError
+from docverify.lease.account import DEFAULT_MAX_KEY_AGE_DAYS, NAME_PATTERN, SECRET_FIELDS, AccountSpec
+from docverify.lease.secret import SecretRef, write_private
 
 ACCOUNTS_FILE_NAME = "docverify-accounts.toml"
 ENV_FILE = "DOCVERIFY_ACCOUNTS"

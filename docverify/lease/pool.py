@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import AsyncIterator, Iterator, Mapping, Sequence
 
+from docverify.errors import EnvironmentProblem, UsageError
 from docverify.lease.account import Account, AccountSpec
 from docverify.lease.state import AccountState, KeyRecord, Quarantine, StateStore, iso, parse_time, utcnow
-from docverify.errors import EnvironmentProblem, UsageError
 from docverify.scrub import scrub
 
 LEASE_DIR_ENV = "DOCVERIFY_LEASE_DIR"

@@ -30,11 +30,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Callable, Iterator, Protocol
 from urllib.parse import urlsplit
 
+from docverify.errors import EnvironmentProblem, UsageError
 from docverify.lease.account import Account
 from docverify.lease.pool import Lease
 from docverify.lease.secret import SecretError, mask_id, remember
 from docverify.lease.state import AccountState, KeyRecord, PendingDelete, fingerprint, iso, parse_time, utcnow
-from docverify.errors import EnvironmentProblem, UsageError
 
 if TYPE_CHECKING:
     from docverify.console import Console

@@ -19,7 +19,6 @@ from docverify.parse.inline import clean, parse_inline, render_inline
 from docverify.parse.model import Diagnostic, Severity
 from docverify.parse.tables import RawTable
 
-
 _MARKUP = re.compile(r"[\\`*_\[\]!<>&“「『\n]|https?:|www\.")
 
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from docverify.config import Config
-    from docverify.provision.meta import MetaPlan
     from docverify.parse.model import Procedure
+    from docverify.provision.meta import MetaPlan
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from docverify.registry import Plugin
-from docverify.task import Task
 from docverify.report.trajectory import ProcedureResult, RunSummary, Turn
+from docverify.task import Task
 
 
 class Reporter(Plugin):

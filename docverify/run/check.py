@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Sequence
 
 from docverify import IMPORTED_AT
+from docverify.check.verdict import Verdict, failing_verdicts
 from docverify.config import Config
 from docverify.cost import Budget, CostMeter
 from docverify.errors import ConfigError, EnvironmentProblem
@@ -25,12 +26,11 @@ from docverify.execute.executor import Executor
 from docverify.plugins import PluginSet
 from docverify.registry import Plugin
 from docverify.report.reporter import Reporter
+from docverify.report.trajectory import ProcedureResult, RunSummary
 from docverify.run.loop import RunLoop
 from docverify.run.runner import RunLimits, Runner, Stages, finish, now_iso, unfinished
 from docverify.run.store import ResultStore, fingerprint, new_run_id
 from docverify.task import Task
-from docverify.report.trajectory import ProcedureResult, RunSummary
-from docverify.check.verdict import Verdict, failing_verdicts
 
 log = logging.getLogger(__name__)
 

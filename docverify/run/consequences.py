@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from docverify.execute.actions import Observation
 from docverify.check.verdict import Finding
+from docverify.execute.actions import Observation
 
 
 class Consequences:

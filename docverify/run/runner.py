@@ -23,22 +23,22 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
-from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.check.checker import Checker, Evidence
+from docverify.check.verdict import Finding, Verdict, decide
 from docverify.console import ConsoleEndpoint
 from docverify.cost import Usage
 from docverify.errors import CredentialsRejected, EnvironmentProblem, Undecided
+from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.execute.executor import Executor, ExecutorRun, Session, artifact_name, browser_locale
 from docverify.execute.policy import Policy
+from docverify.parse.sequence import as_written, is_lead_step, lead_part
 from docverify.provision import Provisioned, Provisioner
 from docverify.report.reporter import Reporter
+from docverify.report.trajectory import CheckResult, ProcedureResult, StepOutcome, StepStatus, Turn
 from docverify.run.consequences import Consequences
 from docverify.scrub import known as known_secrets
 from docverify.scrub import scrub_object
-from docverify.parse.sequence import as_written, is_lead_step, lead_part
 from docverify.task import Task
-from docverify.report.trajectory import CheckResult, ProcedureResult, StepOutcome, StepStatus, Turn
-from docverify.check.verdict import Finding, Verdict, decide
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -30,11 +30,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from docverify.check.verdict import Verdict
 from docverify.errors import ConfigError
 from docverify.parse.decoding import decode
 from docverify.parse.model import Procedure
 from docverify.report.trajectory import ProcedureResult
-from docverify.check.verdict import Verdict
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_S = 30.0  #: how long a writer waits for another one before giving up

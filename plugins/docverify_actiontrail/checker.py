@@ -34,12 +34,12 @@ from typing import Any
 from pydantic import Field, SecretStr
 
 from docverify.check.checker import Checker, Evidence
+from docverify.check.criteria import ExpectedEvent
 from docverify.console import ConsoleEndpoint
 from docverify.errors import CredentialsRejected, EnvironmentProblem
-from docverify.scrub import ASCII_MASK, scrub_values
-from docverify.check.criteria import ExpectedEvent
-from docverify.task import Task
 from docverify.report.trajectory import CheckResult
+from docverify.scrub import ASCII_MASK, scrub_values
+from docverify.task import Task
 
 #: The first retry waits this long; each next one twice as long, up to POLL_CAP_S.
 POLL_FIRST_S = 0.25

@@ -120,7 +120,6 @@ def run(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str | No
     Every attempt is saved to --out as it ends; --resume continues."""
     from docverify.cli.check import parse_assignments
     from docverify.scrub import scrub_object
-
     from docverify_bench.run import BenchOptions, ResultsFile, run_benchmark
     from docverify_bench.tasks import load_task_set
 

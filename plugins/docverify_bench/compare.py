@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from docverify.errors import ConfigError
-
 from docverify_bench.score import TaskRuns, task_runs
 from docverify_bench.stats import Difference, paired
 

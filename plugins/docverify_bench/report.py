@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from docverify.errors import ConfigError
-
 from docverify_bench.score import estimate, score
 from docverify_bench.stats import Estimate
 

@@ -25,7 +25,6 @@ from docverify.check.verdict import Verdict
 from docverify.errors import ConfigError
 from docverify.report.reporter import Reporter
 from docverify.report.trajectory import ProcedureResult
-
 from docverify_bench.score import score
 from docverify_bench.tasks import BenchTask, TaskSet
 

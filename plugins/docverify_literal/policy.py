@@ -28,20 +28,30 @@ from urllib.parse import urlsplit
 
 from pydantic import Field as Option
 
-from docverify.execute.actions import Action, ActionKind, Observation
+from docverify.check.verdict import Finding, FindingKind
 from docverify.console import origin
-from docverify.execute.locate import (
-    CLICKABLE, CLOSE_THRESHOLD, Element, Located, MatchKind, children, is_chinese, locate, locate_words, normalize,
-    similarity, within,
-)
+from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.execute.follow import Delegate, FollowingPolicy, Stuck
+from docverify.execute.locate import (
+    CLICKABLE,
+    CLOSE_THRESHOLD,
+    Element,
+    Located,
+    MatchKind,
+    children,
+    is_chinese,
+    locate,
+    locate_words,
+    normalize,
+    similarity,
+    within,
+)
 from docverify.execute.policy import Episode
 from docverify.parse.fields import example_in_text
 from docverify.parse.model import Action as DocAction
 from docverify.parse.model import Field, Intent, Step
-from docverify.task import PLACEHOLDER, Task
 from docverify.report.trajectory import StepStatus
-from docverify.check.verdict import Finding, FindingKind
+from docverify.task import PLACEHOLDER, Task
 from docverify_literal.rows import CONTEXT_KEY, known_for_field, resource_link, resource_row
 
 #: English names of common region ids, as region selectors show them.

@@ -23,14 +23,13 @@ from typing import Any
 
 from pydantic import Field as Option
 
-from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.cost import CostMeter
 from docverify.engines import Engine, compact_snapshot, prompt_environment, with_image
 from docverify.errors import Undecided
+from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.execute.policy import Episode, Policy
 from docverify.scrub import scrub
 from docverify.task import Task
-
 from docverify_models.schema import InvalidAnswer, action_schema, to_action, variant_schema
 
 PROMPTS = Path(__file__).parent / "prompts"

@@ -21,13 +21,18 @@ from pydantic import Field as Option
 from docverify.check.checker import Checker, Evidence
 from docverify.cost import Usage
 from docverify.engines import (
-    EndpointOptions, Engine, EngineName, compact_snapshot, get_engine, parse_json_object, prompt_environment,
+    EndpointOptions,
+    Engine,
+    EngineName,
+    compact_snapshot,
+    get_engine,
+    parse_json_object,
+    prompt_environment,
 )
 from docverify.errors import DocverifyError, Undecided
+from docverify.report.trajectory import CheckResult
 from docverify.scrub import scrub
 from docverify.task import Task
-from docverify.report.trajectory import CheckResult
-
 from docverify_models.agent import PROMPTS
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,6 @@ from docverify.execute.policy import Episode
 from docverify.parse.model import Step
 from docverify.registry import Plugin
 from docverify.task import Task
-
 from docverify_models.agent import Agent, ModelOptions, ModelPolicy, subgoal_text
 from docverify_models.backends import LlamaCppBackend, OpenAIBackend, VLLMBackend
 

@@ -13,11 +13,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from docverify.check.verdict import Finding, FindingKind
+from docverify.engines import parse_json
 from docverify.execute.actions import NEEDS_REF, NEEDS_VALUE, Action, ActionKind, Observation
 from docverify.task import Task
-from docverify.check.verdict import Finding, FindingKind
-
-from docverify.engines import parse_json
 
 ACTIONS = [kind.value for kind in ActionKind]
 FINDINGS = [kind.value for kind in FindingKind]

@@ -35,11 +35,11 @@ from urllib.parse import urljoin, urlsplit
 
 from pydantic import Field
 
-from docverify.execute.actions import Action, ActionKind, ActionResult, Observation
-from docverify_playwright.browser import CHROMIUM_ARGS, find_browser
 from docverify.console import ConsoleEndpoint, LoginForm, origin
 from docverify.errors import CredentialsRejected, EnvironmentProblem
+from docverify.execute.actions import Action, ActionKind, ActionResult, Observation
 from docverify.execute.executor import Executor, artifact_name
+from docverify_playwright.browser import CHROMIUM_ARGS, find_browser
 from docverify_playwright.deadlines import RETRY, Deadlines, Kind
 from docverify_playwright.form_sign_in import sign_in_over_http
 from docverify_playwright.reveal import RevealedSecrets

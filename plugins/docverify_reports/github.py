@@ -15,9 +15,9 @@ from pathlib import Path, PurePosixPath
 from typing import TextIO
 from urllib.parse import quote
 
+from docverify.check.verdict import Verdict
 from docverify.report.reporter import Reporter
 from docverify.report.trajectory import RunSummary
-from docverify.check.verdict import Verdict
 from docverify_reports.output import write_text
 from docverify_reports.problems import DEFECTS, Problem, duration, one_line, problems
 

@@ -27,9 +27,9 @@ from urllib.parse import quote
 
 from pydantic import Field
 
+from docverify.check.verdict import Finding, Verdict
 from docverify.report.reporter import Reporter
 from docverify.report.trajectory import ProcedureResult, RunSummary, StepOutcome, Turn
-from docverify.check.verdict import Finding, Verdict
 from docverify_reports.output import output_dir, write_text
 from docverify_reports.problems import duration
 

@@ -6,9 +6,9 @@ import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from docverify.check.verdict import Verdict
 from docverify.report.reporter import Reporter
 from docverify.report.trajectory import ProcedureResult, RunSummary
-from docverify.check.verdict import Verdict
 from docverify_reports.output import output_dir, write_text
 from docverify_reports.problems import problems
 

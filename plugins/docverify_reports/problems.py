@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from docverify.report.trajectory import ProcedureResult
 from docverify.check.verdict import Verdict
+from docverify.report.trajectory import ProcedureResult
 
 #: verdicts whose problems are doc or agent defects; the others are the environment's
 DEFECTS = frozenset({Verdict.DRIFT, Verdict.FAIL})

@@ -12,7 +12,6 @@ verdicts so far and the elapsed time; finished procedures scroll above it.
 from __future__ import annotations
 
 import os
-
 import threading
 import time
 from collections import Counter
@@ -20,11 +19,11 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from docverify.check.verdict import Verdict
 from docverify.report.reporter import Reporter
+from docverify.report.trajectory import ProcedureResult, RunSummary, Turn
 from docverify.scrub import scrub
 from docverify.task import Task
-from docverify.report.trajectory import ProcedureResult, RunSummary, Turn
-from docverify.check.verdict import Verdict
 from docverify_reports.problems import duration, one_line, problems, why
 
 if TYPE_CHECKING:

@@ -30,8 +30,8 @@ from starlette.staticfiles import StaticFiles
 
 from docverify_sandbox import audit, rpc, signature
 from docverify_sandbox.catalog import REGIONS, Catalog, next_label, zones
-from docverify_sandbox.i18n import LANG_COOKIE, LOCALES, Translator, choose_locale, console_time, gettext, translator
 from docverify_sandbox.errors import ApiError, ValidationErrors
+from docverify_sandbox.i18n import LANG_COOKIE, LOCALES, Translator, choose_locale, console_time, gettext, translator
 from docverify_sandbox.operations import Caller, Engine, create_field_names, truthy
 from docverify_sandbox.seed import seed_resources
 from docverify_sandbox.state import DEFAULT_ACCOUNTS, Store

@@ -38,8 +38,8 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from docverify_sandbox import audit
-from docverify_sandbox.errors import ApiError, ValidationErrors, invalid, missing
 from docverify_sandbox.catalog import REGIONS, Catalog, zones
+from docverify_sandbox.errors import ApiError, ValidationErrors, invalid, missing
 from docverify_sandbox.state import Store
 
 

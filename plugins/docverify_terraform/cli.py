@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-
 from docverify.errors import EnvironmentProblem, ExitCode
 
 

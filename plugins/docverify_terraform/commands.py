@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from python_terraform import Terraform as PythonTerraform
 
-from docverify_terraform.outcome import Run, TerraformError, _json_lines, _stderr_summary, _stream_diagnostics
 from docverify_terraform.lifeline import preexec_ending_with_this_process
+from docverify_terraform.outcome import Run, TerraformError, _json_lines, _stderr_summary, _stream_diagnostics
 from docverify_terraform.strays import STACK_ENV
 
 if TYPE_CHECKING:

@@ -3,9 +3,9 @@ each procedure's Resource META exist (rendered, never applied)."""
 
 from __future__ import annotations
 
+from docverify.parse.model import Procedure
 from docverify.provision.meta import MetaPlan
 from docverify.provision.plan import PlanRequest, PlanSection
-from docverify.parse.model import Procedure
 from docverify_terraform.stack import TemplateSet, providers, render_stack, template_dirs
 
 #: The templates for a console that has none of its own (real Alibaba Cloud).

@@ -69,8 +69,8 @@ class TerraformProvisioner(Provisioner):
     @contextmanager
     def provision(self, task: Any, endpoint: ConsoleEndpoint) -> Iterator[Provisioned]:
         from docverify.provision.meta import MetaError, resolve_meta
-        from docverify_terraform.stack import render_stack
         from docverify_terraform.engine import Ledger
+        from docverify_terraform.stack import render_stack
 
         try:
             requirements = resolve_meta(task)

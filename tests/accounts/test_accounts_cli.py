@@ -8,12 +8,12 @@ import subprocess
 import sys
 
 import pytest
+from accounts_helpers import HOLDER, POOL_FILE, rotation_file, write_secret
 from click.testing import CliRunner
 
-from accounts_helpers import HOLDER, POOL_FILE, rotation_file, write_secret
-from docverify.lease import open_pool
 from docverify.cli import cli
 from docverify.errors import ExitCode
+from docverify.lease import open_pool
 
 SECRETS = {"CLI_PW": "cli-password-0001", "CLI_AK_ID": "LTAIclikeyid000001", "CLI_AK_SECRET": "cli-secret-00000001"}
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from accounts_helpers import write_secret
 
 import docverify.plugins
-
-from accounts_helpers import write_secret
+from docverify.errors import UsageError
 from docverify.lease import AccountsFileError, open_pool
 from docverify.lease.file import add_account, load_accounts
-from docverify.errors import UsageError
 
 GOOD = """\
 # the CI pool
@@ -138,10 +137,10 @@ def test_a_third_party_console_plugin_offers_its_own_pool_and_ram_api(workdir, m
     import dataclasses
 
     import docverify.lease.rotation as rotation
-    from docverify.lease.account import AccountSpec
-    from docverify.lease.secret import SecretRef
     from docverify.console import Console
     from docverify.hookspecs import hookimpl
+    from docverify.lease.account import AccountSpec
+    from docverify.lease.secret import SecretRef
     from docverify.plugins import load_plugins
 
     class Lab(Console):

@@ -10,8 +10,8 @@ import time
 from collections import defaultdict
 
 import pytest
-
 from accounts_helpers import HOLDER, POOL_FILE, WORKER
+
 from docverify.lease import AccountQuarantined, NoSuchAccount, PoolExhausted, open_pool
 
 

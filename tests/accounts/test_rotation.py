@@ -7,16 +7,16 @@ import dataclasses
 import sys
 
 import pytest
+from accounts_helpers import FakeKeyring, rotation_file, write_secret
 
 import docverify.plugins
-from accounts_helpers import FakeKeyring, rotation_file, write_secret
 from docverify.console import Console
+from docverify.errors import UsageError
 from docverify.hookspecs import hookimpl
 from docverify.lease import open_pool, secret_values
 from docverify.lease.rotation import AlibabaAccessKeys, RamCallError, access_key_api, rotate
-from docverify.plugins import load_plugins
 from docverify.lease.state import fingerprint
-from docverify.errors import UsageError
+from docverify.plugins import load_plugins
 from docverify_sandbox.client import SandboxApiError, SandboxClient
 
 RAM = "2015-05-01"

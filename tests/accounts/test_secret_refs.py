@@ -7,11 +7,11 @@ import pickle
 import sys
 
 import pytest
-
 from accounts_helpers import FakeKeyring, write_secret
+
+from docverify.errors import UsageError
 from docverify.lease import Account, ScrubFilter, Secret, scrub, secret_values
 from docverify.lease.secret import MASK, SecretError, SecretRef, mask_id
-from docverify.errors import UsageError
 
 
 @pytest.fixture()

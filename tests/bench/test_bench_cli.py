@@ -4,10 +4,9 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from test_tasks import REPO_TASKS, with_manifest, write_set
 
 from docverify.cli import cli
-
-from test_tasks import REPO_TASKS, with_manifest, write_set
 
 
 def invoke(*args: str):

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from docverify_bench.stats import bootstrap, bootstrap_p_value, mcnemar, pass_at_k, pass_hat_k, paired
+from docverify_bench.stats import bootstrap, bootstrap_p_value, mcnemar, paired, pass_at_k, pass_hat_k
 
 
 def _enumerate(n: int, c: int, k: int) -> tuple[float, float]:

@@ -15,16 +15,15 @@ import time
 import uuid
 from pathlib import Path
 
+import fake_plugins
 import pytest
+from bucket_docs import DRIFTING, PASSING
 from click.testing import CliRunner
 
-import fake_plugins
 from docverify.cli import cli
 from docverify.cli.app import App
 from docverify.errors import ExitCode
 from docverify.plugins import load_plugins
-
-from bucket_docs import DRIFTING, PASSING
 
 
 def write(folder: Path, name: str, text: str) -> Path:

@@ -17,17 +17,16 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from corpus_location import real_docs_root
 
-from docverify.execute.actions import Action, ActionKind, Observation
+from docverify.check.verdict import FindingKind
 from docverify.cli import cli
+from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.execute.executor import browser_locale
 from docverify.parse.parser import parse_text
-from docverify.task import make_task
 from docverify.report.trajectory import StepStatus
-from docverify.check.verdict import FindingKind
+from docverify.task import make_task
 from docverify_literal.policy import LiteralPolicy
-
-from corpus_location import real_docs_root
 
 LOOP = asyncio.new_event_loop()  # one loop, as in a run: the episode is an async generator
 

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from docverify.check.verdict import FindingKind
 from docverify.cli import cli
 from docverify.parse.model import Procedure
 from docverify.parse.parser import parse_paths
-from docverify.check.verdict import FindingKind
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -7,9 +7,9 @@ import socket
 
 import pytest
 
-from docverify.execute.actions import Action, ActionKind
 from docverify.console import LoginForm
 from docverify.errors import EnvironmentProblem
+from docverify.execute.actions import Action, ActionKind
 from docverify_playwright.executor import PlaywrightExecutor
 from docverify_sandbox.console import SandboxConsole
 

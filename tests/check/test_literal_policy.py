@@ -7,12 +7,12 @@ import textwrap
 
 import pytest
 
-from docverify.execute.actions import Action, ActionKind, Observation
-from docverify.parse.parser import parse_text
-from docverify.task import make_task
-from docverify.report.trajectory import StepStatus
 from docverify.check.verdict import FindingKind
+from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.execute.follow import Delegate
+from docverify.parse.parser import parse_text
+from docverify.report.trajectory import StepStatus
+from docverify.task import make_task
 from docverify_literal.policy import LiteralPolicy
 
 

@@ -14,11 +14,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from docverify.execute import revealed
 from docverify import scrub as registry
-from docverify_playwright.browser import CHROMIUM_ARGS
 from docverify.cli import cli
-
+from docverify.execute import revealed
+from docverify_playwright.browser import CHROMIUM_ARGS
 from docverify_playwright.reveal import MARKED, RevealedSecrets
 from docverify_sandbox.client import SandboxClient
 from docverify_sandbox.server import build_app, running

@@ -13,8 +13,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from fake_plugins import AnswerChecker, ScriptedPolicy, click
+
 from docverify.check.criteria import ExpectedEvent
 from docverify.check.verdict import Verdict
 from docverify.execute.actions import Action, ActionKind

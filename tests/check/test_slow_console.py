@@ -17,11 +17,11 @@ from contextlib import asynccontextmanager, contextmanager
 
 import pytest
 
-from docverify.execute.actions import Action, ActionKind
-from docverify.run.runner import RunLimits, Runner, Stages
-from docverify.parse.parser import parse_text
-from docverify.task import make_task
 from docverify.check.verdict import Verdict
+from docverify.execute.actions import Action, ActionKind
+from docverify.parse.parser import parse_text
+from docverify.run.runner import RunLimits, Runner, Stages
+from docverify.task import make_task
 from docverify_actiontrail.checker import ActionTrailChecker
 from docverify_literal.policy import LiteralPolicy
 from docverify_none import NoneProvisioner

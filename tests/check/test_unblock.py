@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from docverify.check.verdict import Verdict
 from docverify.cost import Usage
+from docverify.parse.parser import parse_text
 from docverify.provision import Provisioned, Provisioner
 from docverify.run.runner import RunLimits, Runner, Stages
-from docverify.parse.parser import parse_text
 from docverify.task import make_task
-from docverify.check.verdict import Verdict
 from docverify_actiontrail.checker import ActionTrailChecker
 from docverify_literal.policy import LiteralPolicy
 from docverify_playwright.executor import PlaywrightExecutor

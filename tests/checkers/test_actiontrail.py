@@ -13,10 +13,10 @@ import pytest
 from pydantic import ValidationError
 
 from docverify.check.checker import Evidence
-from docverify.errors import EnvironmentProblem
-from docverify.plugins import load_plugins
-from docverify.parse.model import Procedure
 from docverify.check.criteria import ExpectedEvent
+from docverify.errors import EnvironmentProblem
+from docverify.parse.model import Procedure
+from docverify.plugins import load_plugins
 from docverify.task import Task
 from docverify_actiontrail.checker import ActionTrailChecker, AuditLog
 from docverify_sandbox.client import SandboxApiError

@@ -8,10 +8,9 @@ import textwrap
 
 import pytest
 
-from docverify.check.criteria import builtin_criteria, match_text, product_key
+from docverify.check.criteria import ExpectedEvent, builtin_criteria, expected_events, match_text, product_key
 from docverify.parse.model import Action, Intent, Procedure, Step
 from docverify.parse.parser import parse_file, parse_text
-from docverify.check.criteria import ExpectedEvent, expected_events
 from docverify.task import make_task
 
 ALIBABA = "real-docs/alibaba_AlibabaCloudDocs"

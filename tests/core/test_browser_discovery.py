@@ -2,8 +2,8 @@ import stat
 
 import pytest
 
-from docverify_playwright.browser import find_browser
 from docverify.errors import EnvironmentProblem, ExitCode
+from docverify_playwright.browser import find_browser
 
 
 def _fake_executable(path):

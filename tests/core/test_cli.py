@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from docverify.cli import cli
 from docverify.cli.app import App
-from docverify.errors import ExitCode, EnvironmentProblem
+from docverify.errors import EnvironmentProblem, ExitCode
 from docverify.hookspecs import hookimpl
 from docverify.plugins import load_plugins
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from docverify_playwright.browser import CHROMIUM_ARGS
 from docverify.execute.locate import CLICKABLE, MatchKind, locate, parse_snapshot
+from docverify_playwright.browser import CHROMIUM_ARGS
 
 pytestmark = pytest.mark.browser
 

@@ -10,8 +10,8 @@ import zipfile
 
 import pytest
 
-from docverify.execute import revealed
 from docverify import scrub as registry
+from docverify.execute import revealed
 from docverify_playwright.reveal import RevealedSecrets
 from docverify_playwright.trace import frames_to_drop, scrub_trace
 

@@ -1,7 +1,7 @@
 import pytest
 
-from docverify.errors import ExitCode
 from docverify.check.verdict import Finding, FindingKind, Verdict, decide, exit_code
+from docverify.errors import ExitCode
 
 
 def _finding(kind):

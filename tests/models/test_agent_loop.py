@@ -9,15 +9,14 @@ import json
 import textwrap
 
 import pytest
+from fake_openai import FakeOpenAI, Reply, action, first_user, last_user, ref_of
 
-from docverify.execute.actions import ActionKind, Observation
 from docverify.cost import Budget, BudgetExhausted, CostMeter, Price
 from docverify.errors import EnvironmentProblem, Undecided
+from docverify.execute.actions import ActionKind, Observation
 from docverify.parse.parser import parse_text
 from docverify.task import make_task
 from docverify_models.policies import OpenAIPolicy
-
-from fake_openai import FakeOpenAI, Reply, action, first_user, last_user, ref_of
 
 DOC = """\
 # Create a bucket

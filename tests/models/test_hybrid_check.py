@@ -14,10 +14,9 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from fake_openai import FakeOpenAI, Reply, action, first_user, ref_of
 
 from docverify_sandbox.state import DEFAULT_ACCOUNTS
-
-from fake_openai import FakeOpenAI, Reply, action, first_user, ref_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

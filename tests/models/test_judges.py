@@ -10,18 +10,17 @@ import textwrap
 import time
 
 import pytest
-
-from docverify.execute.actions import Observation
-from docverify.check.checker import Evidence
-from docverify.console import ConsoleEndpoint
-from docverify.parse.parser import parse_text
-from docverify.check.criteria import ExpectedEvent
-from docverify.task import make_task
-from docverify.report.trajectory import Turn
-from docverify.check.verdict import Finding, FindingKind
-from docverify_models.judges import JudgeOptions, JudgesChecker
-
 from fake_openai import FakeOpenAI, Reply, first_user
+
+from docverify.check.checker import Evidence
+from docverify.check.criteria import ExpectedEvent
+from docverify.check.verdict import Finding, FindingKind
+from docverify.console import ConsoleEndpoint
+from docverify.execute.actions import Observation
+from docverify.parse.parser import parse_text
+from docverify.report.trajectory import Turn
+from docverify.task import make_task
+from docverify_models.judges import JudgeOptions, JudgesChecker
 
 DOC = """\
 # Give a VPC a clearer label

@@ -55,8 +55,9 @@ def test_two_llamacpp_judges_give_grammar_valid_verdicts():
     reasons), usage is counted, and agreement decides — whatever the small model thinks."""
     import asyncio
 
-    from docverify_models.judges import JudgeOptions, JudgesChecker
     from test_judges import evidence
+
+    from docverify_models.judges import JudgeOptions, JudgesChecker
 
     checker = JudgesChecker(JudgesChecker.Options(first=JudgeOptions(engine="llamacpp"),
                                                   second=JudgeOptions(engine="llamacpp"), audit_events=False))

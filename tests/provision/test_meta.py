@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from docverify.parse.parser import parse_file
 from docverify.provision.meta import (
     DEPENDENCIES,
     META_TYPES,
@@ -18,7 +19,6 @@ from docverify.provision.meta import (
     normalize_type,
     resolve_meta,
 )
-from docverify.parse.parser import parse_file
 from docverify.task import make_task
 
 

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from docverify.cli import cli
 from docverify.cli.app import App
 from docverify.hookspecs import hookimpl
-from docverify.provision.plan import PlanSection
 from docverify.plugins import load_plugins
+from docverify.provision.plan import PlanSection
 
 DOCS = Path(__file__).resolve().parents[2] / "examples" / "docs"
 

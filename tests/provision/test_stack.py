@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from docverify.provision.meta import Requirement, close
 from docverify.parse.model import Procedure
+from docverify.provision.meta import Requirement, close
+from docverify.task import Task
 from docverify_terraform.stack import (
     TemplateError,
     TemplateSet,
@@ -18,7 +19,6 @@ from docverify_terraform.stack import (
     render_stack,
     template_dirs,
 )
-from docverify.task import Task
 
 REPO = Path(__file__).resolve().parents[2]
 

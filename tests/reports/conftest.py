@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from report_samples import make_summary, tiny_png
 
 from docverify.report.trajectory import RunSummary
-from report_samples import make_summary, tiny_png
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ from __future__ import annotations
 import struct
 import zlib
 
-from docverify.parse.model import Procedure
-from docverify.task import Task
-from docverify.report.trajectory import CheckResult, ProcedureResult, RunSummary, StepOutcome, StepStatus, Turn
 from docverify.check.verdict import Finding, FindingKind, Verdict
+from docverify.parse.model import Procedure
+from docverify.report.trajectory import CheckResult, ProcedureResult, RunSummary, StepOutcome, StepStatus, Turn
+from docverify.task import Task
 
 ECS_DOC = "docs/ecs/create-instance.md"
 

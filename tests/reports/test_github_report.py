@@ -2,9 +2,9 @@
 
 import io
 
-from docverify_reports.github import GithubReporter, blob_url, command, escape_data, escape_property, job_summary
-
 from report_samples import ECS_DOC, make_summary, sample_results, task_for
+
+from docverify_reports.github import GithubReporter, blob_url, command, escape_data, escape_property, job_summary
 
 EXPECTED = [
     "::error file=docs/ecs/create-instance.md,line=14,title=docverify label_changed::"
@@ -106,8 +106,8 @@ def test_all_pass_prints_no_annotation():
 
 
 def _drifted(index: int, path: str) -> "ProcedureResult":  # noqa: F821 - imported in the body
-    from docverify.report.trajectory import ProcedureResult
     from docverify.check.verdict import Finding, FindingKind, Verdict
+    from docverify.report.trajectory import ProcedureResult
 
     findings = [Finding(kind=FindingKind.ELEMENT_NOT_FOUND, path=path, line=10 * index + k, step=str(k),
                         expected=f"Button {index}.{k}", observed="") for k in (1, 2)]

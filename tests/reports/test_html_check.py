@@ -9,12 +9,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from bucket_docs import DRIFTING, PASSING
 from click.testing import CliRunner
 
 from docverify.cli import cli
 from docverify.errors import ExitCode
-
-from bucket_docs import DRIFTING, PASSING
 
 pytestmark = pytest.mark.browser
 

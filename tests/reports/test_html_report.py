@@ -6,12 +6,11 @@ import struct
 from dataclasses import replace
 
 import pytest
-
-from docverify.report.trajectory import ProcedureResult, Turn
-from docverify.check.verdict import Finding, FindingKind, Verdict
-from docverify_reports.html import HtmlReporter, image_size, outline
-
 from report_samples import ECS_DOC, make_summary, sample_results
+
+from docverify.check.verdict import Finding, FindingKind, Verdict
+from docverify.report.trajectory import ProcedureResult, Turn
+from docverify_reports.html import HtmlReporter, image_size, outline
 
 
 def _page(summary, output, **options):

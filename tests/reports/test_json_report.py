@@ -5,12 +5,11 @@ import json
 import jsonschema
 import pytest
 from pydantic import ValidationError
+from report_samples import make_summary, sample_results
 
 from docverify.report.trajectory import RESULTS_VERSION, ProcedureResult, RunSummary
 from docverify.schemas import SCHEMA_FILES, SHIPPED
 from docverify_reports.json_report import JsonReporter
-
-from report_samples import make_summary, sample_results
 
 
 def test_json_holds_the_full_run_and_reads_back(summary, tmp_path):

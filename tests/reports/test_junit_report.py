@@ -2,10 +2,10 @@
 
 import xml.etree.ElementTree as ET
 
+from report_samples import make_summary, sample_results
+
 from docverify.check.verdict import Verdict
 from docverify_reports.junit import JUnitReporter
-
-from report_samples import make_summary, sample_results
 
 
 def _suite(summary, tmp_path):

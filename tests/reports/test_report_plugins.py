@@ -3,11 +3,11 @@
 from pathlib import Path
 
 import pytest
+from report_samples import task_for
 
 from docverify.errors import ExitCode, UsageError
 from docverify.plugins import load_plugins
 from docverify.report.reporter import Reporter
-from report_samples import task_for
 
 REPORTERS = ["github", "html", "json", "junit", "terminal"]
 FILE_REPORTERS = ["html", "json", "junit"]

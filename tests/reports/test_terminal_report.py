@@ -2,11 +2,10 @@
 
 import io
 
+from report_samples import make_summary, task_for
 from rich.console import Console
 
 from docverify_reports.terminal import TerminalReporter
-
-from report_samples import make_summary, task_for
 
 
 def _console(terminal: bool = False) -> Console:

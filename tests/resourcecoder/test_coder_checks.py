@@ -9,18 +9,17 @@ import textwrap
 
 import pytest
 import yaml
-
 from coder_helpers import KEY_PAIR, SECURITY_GROUP, template_answer
 
-from docverify.provision.meta import Requirement
 from docverify.parse.parser import parse_text
+from docverify.provision.meta import Requirement
 from docverify.task import make_task
+from docverify_sandbox.console import SandboxConsole
 from docverify_terraform.resourcecoder.candidates import Candidate, CandidateStore, compose
 from docverify_terraform.resourcecoder.coder import hcl_problems, parse_answer, safety_problems
 from docverify_terraform.resourcecoder.ondemand import parse_request
 from docverify_terraform.resourcecoder.provisioner import ResourceCoderProvisioner
 from docverify_terraform.resourcecoder.schema import ProviderSchema
-from docverify_sandbox.console import SandboxConsole
 
 SCHEMA = ProviderSchema.from_json({"provider_schemas": {"registry.terraform.io/docverify/sandbox": {
     "resource_schemas": {

@@ -8,13 +8,12 @@ import re
 
 import pytest
 import yaml
-
 from coder_helpers import KEY_PAIR, KEY_PAIR_MISSPELT, SECURITY_GROUP, template_answer, user_text
 
 from docverify.errors import EnvironmentProblem
-from docverify_terraform.stack import render_stack
 from docverify_terraform.resourcecoder.coder import ResourceCoder, TemplateWriteFailed, backend_from_options
 from docverify_terraform.resourcecoder.provisioner import ResourceCoderProvisioner
+from docverify_terraform.stack import render_stack
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
 

@@ -7,7 +7,6 @@ from importlib import metadata
 
 import pytest
 from click.testing import CliRunner
-
 from coder_helpers import KEY_PAIR
 
 import docverify_terraform.resourcecoder

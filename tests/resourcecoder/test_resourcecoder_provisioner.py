@@ -11,15 +11,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-
 from coder_helpers import ROOT, SECURITY_GROUP, template_answer, user_text
 
 from docverify.cost import Usage
-from docverify.provision.meta import resolve_meta
 from docverify.parse.parser import parse_text
+from docverify.provision.meta import resolve_meta
 from docverify.task import make_task
-from docverify_terraform.resourcecoder.provisioner import ResourceCoderProvisioner
 from docverify_sandbox.console import SandboxConsole
+from docverify_terraform.resourcecoder.provisioner import ResourceCoderProvisioner
 
 pytestmark = [pytest.mark.terraform, pytest.mark.slow]
 

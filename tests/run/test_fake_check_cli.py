@@ -14,11 +14,11 @@ import sqlite3
 import textwrap
 from pathlib import Path
 
+import fake_plugins
 import pytest
 from click.testing import CliRunner
-
-import fake_plugins
 from fake_plugins import press_ctrl_c
+
 from docverify.cli import cli
 from docverify.cli.app import App
 from docverify.errors import ExitCode

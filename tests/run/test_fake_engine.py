@@ -13,11 +13,11 @@ import textwrap
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
-
 import fake_plugins
-from sandbox_templates import KEY_PAIR
+import pytest
 from fake_plugins import URL, FakeEngine, ScriptExhausted, text_tokens
+from sandbox_templates import KEY_PAIR
+
 from docverify.check.checker import Evidence
 from docverify.check.criteria import ExpectedEvent
 from docverify.check.verdict import Verdict
@@ -170,8 +170,8 @@ def test_judges_that_disagree_or_cannot_answer_leave_it_undecided(installed_fake
 def test_a_model_policy_acts_on_the_page_it_was_shown(installed_fakes, tmp_path, monkeypatch):
     """The agent's model sees the fake page's refs; an answer naming a ref the page lacks
     is shown its problem and asked again; the run gives the verdict."""
-    from docverify_models.policies import OpenAIPolicy
     from docverify.run.runner import RunLimits, Runner, Stages
+    from docverify_models.policies import OpenAIPolicy
     from docverify_none import NoneProvisioner
 
     monkeypatch.setattr(fake_plugins, "SITE", {

@@ -6,9 +6,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import fake_plugins
 import pytest
 
-import fake_plugins
 from docverify.check.verdict import FindingKind, Verdict
 from docverify.config import load_config
 from docverify.parse.parser import parse_file

@@ -12,10 +12,10 @@ import asyncio
 import textwrap
 from pathlib import Path
 
-import pytest
-
 import fake_plugins
+import pytest
 from fake_plugins import URL, AnswerChecker, FakeExecutor, FakeSession, ScriptedPolicy, box, click
+
 from docverify.check.criteria import ExpectedEvent
 from docverify.check.verdict import Finding, FindingKind, Verdict
 from docverify.console import ConsoleEndpoint

@@ -7,8 +7,8 @@ import signal
 import threading
 
 import pytest
-
 from fake_plugins import press_ctrl_c
+
 from docverify.run.loop import RunLoop
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from docverify.errors import UsageError
+from docverify.parse.parser import parse_paths
 from docverify.run.select import (
     KeywordExpression,
     changed_files,
@@ -18,7 +19,6 @@ from docverify.run.select import (
     select,
     split_selector,
 )
-from docverify.parse.parser import parse_paths
 
 BUCKETS = """\
 # Buckets

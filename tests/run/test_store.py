@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from docverify.check.verdict import Finding, FindingKind, Verdict
 from docverify.errors import ConfigError
+from docverify.parse.parser import parse_file
+from docverify.report.trajectory import CheckResult, ProcedureResult, StepOutcome, StepStatus, Turn
 from docverify.run.store import (
     SCHEMA_VERSION,
     ResultStore,
@@ -16,9 +19,6 @@ from docverify.run.store import (
     fingerprint,
     new_run_id,
 )
-from docverify.parse.parser import parse_file
-from docverify.report.trajectory import CheckResult, ProcedureResult, StepOutcome, StepStatus, Turn
-from docverify.check.verdict import Finding, FindingKind, Verdict
 
 DOC = """\
 ---

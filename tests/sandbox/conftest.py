@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-
-from docverify_playwright.browser import CHROMIUM_ARGS
 from sandbox_helpers import login, sdk_config
 
+from docverify_playwright.browser import CHROMIUM_ARGS
 from docverify_sandbox.client import SandboxClient
 from docverify_sandbox.console import SandboxConsole
 from docverify_sandbox.state import DEFAULT_ACCOUNTS

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
 from sandbox_helpers import sdk_config
 
 ECS = "2014-05-26"
@@ -103,8 +102,8 @@ def test_sdk_forged_secret_is_rejected(sandbox, account):
 @pytest.mark.parametrize("algorithm", [None, "v2"], ids=["ACS3-HMAC-SHA256", "v2-HMAC-SHA1"])
 def test_generic_openapi_client_both_signatures(sandbox, account, algorithm):
     """Any RPC action through the official Tea OpenAPI client, signed both ways."""
-    from alibabacloud_tea_openapi.client import Client
     from alibabacloud_tea_openapi import utils_models
+    from alibabacloud_tea_openapi.client import Client
     from darabonba.runtime import RuntimeOptions
 
     kw = {"signature_algorithm": algorithm} if algorithm else {}

@@ -291,9 +291,9 @@ def _capture(fn):
 
 def test_release_2026_renders_the_changes(browser, account):
     """Docs written for 2021 meet the 2026 console: renamed button, split wizard step, moved menu."""
-    from docverify_sandbox.console import SandboxConsole
-
     from sandbox_helpers import login
+
+    from docverify_sandbox.console import SandboxConsole
 
     with SandboxConsole(SandboxConsole.Options(latency_ms=0, release="2026-03")).start() as ep:
         ctx = browser.new_context()

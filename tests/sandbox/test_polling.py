@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from sandbox_helpers import login
 
 from docverify_sandbox.client import SandboxClient

@@ -9,12 +9,12 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
+from docverify.check.criteria import expected_events
 from docverify.cli import cli
 from docverify.errors import ExitCode
 from docverify.parse.annotation_model import AnnotationModel
 from docverify.parse.model import Severity
 from docverify.parse.parser import parse_text
-from docverify.check.criteria import expected_events
 
 TYPO = """
 # Buckets

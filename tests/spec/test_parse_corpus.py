@@ -6,11 +6,11 @@ import re
 from pathlib import Path
 
 import pytest
+from corpus_location import real_docs_root
+from tests_spec_helpers import all_lines
 
 from docverify.parse.model import Severity
 from docverify.parse.parser import parse_file, parse_paths
-from corpus_location import real_docs_root
-from tests_spec_helpers import all_lines
 
 _ROOT = real_docs_root()
 DOCUMENTS = sorted(_ROOT.rglob("*.md"))

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from stack_helpers import SUFFIX, files_containing, render, resource
 
 from docverify_sandbox.client import SandboxApiError
 from docverify_terraform.engine import DestroyFailed, Ledger, TerraformError, destroy_leftovers, live_stacks
-from stack_helpers import SUFFIX, files_containing, render, resource
 
 pytestmark = pytest.mark.terraform
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
+from stack_helpers import TEMPLATES, types
 
 from docverify_sandbox.terraform_provider.catalog_types import catalogue
 from docverify_sandbox.terraform_provider.naming import attribute_name, type_name
-from stack_helpers import TEMPLATES, types
 
 
 @pytest.mark.parametrize("api,attr", [

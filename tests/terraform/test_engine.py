@@ -8,8 +8,17 @@ import sys
 import pytest
 
 from docverify.errors import EnvironmentProblem
-from docverify_terraform.engine import (Credentials, Ledger, Stack, Terraform, TerraformBinary, TerraformError,
-                                        find_terraform, live_stacks, write_cli_config)
+from docverify_terraform.engine import (
+    Credentials,
+    Ledger,
+    Stack,
+    Terraform,
+    TerraformBinary,
+    TerraformError,
+    find_terraform,
+    live_stacks,
+    write_cli_config,
+)
 
 SECRET = "s3cr3t-value-never-written"
 

@@ -7,11 +7,15 @@ values are read, applied, and a PASS means the console's audit event carries the
 
 from __future__ import annotations
 
+from verdict_helpers import act, episode, page, procedure
+
+from docverify.check.verdict import FindingKind
 from docverify.execute.actions import ActionKind
 from docverify.parse.fields import value_from_description
-from docverify.parse.inline import BOLD_CLOSE as B_, BOLD_OPEN as B, CODE_CLOSE as C_, CODE_OPEN as C
-from docverify.check.verdict import FindingKind
-from verdict_helpers import act, episode, page, procedure
+from docverify.parse.inline import BOLD_CLOSE as B_
+from docverify.parse.inline import BOLD_OPEN as B
+from docverify.parse.inline import CODE_CLOSE as C_
+from docverify.parse.inline import CODE_OPEN as C
 
 
 def test_orders_in_a_description_give_the_value():

@@ -8,9 +8,10 @@ skipped and not done on another row.
 
 from __future__ import annotations
 
+from verdict_helpers import act, episode, page, procedure
+
 from docverify.execute.actions import ActionKind
 from docverify.parse.model import Intent
-from verdict_helpers import act, episode, page, procedure
 
 
 def test_the_parser_names_the_resource_a_step_acts_on():

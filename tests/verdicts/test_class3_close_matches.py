@@ -9,11 +9,11 @@ and sit where the step points; otherwise it is a finding with candidates.
 from __future__ import annotations
 
 import pytest
+from verdict_helpers import act, episode, page
 
+from docverify.check.verdict import FindingKind
 from docverify.execute.actions import ActionKind
 from docverify.execute.locate import locate, parse_snapshot, renamed
-from docverify.check.verdict import FindingKind
-from verdict_helpers import act, episode, page
 
 
 @pytest.mark.parametrize(("doc", "console"), [

@@ -7,9 +7,10 @@ finding), while a longer label that merely starts the same is not.
 
 from __future__ import annotations
 
+from verdict_helpers import act, episode, page
+
 from docverify.execute.actions import ActionKind
 from docverify.execute.locate import MatchKind, locate, parse_snapshot
-from verdict_helpers import act, episode, page
 
 FORM = '''
 - dialog "Create Instance" [ref=e1]:

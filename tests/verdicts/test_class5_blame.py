@@ -8,9 +8,10 @@ a wizard page the console added is missing before the doc's "Next:" step.
 
 from __future__ import annotations
 
-from docverify.execute.actions import ActionKind, Observation
-from docverify.check.verdict import FindingKind
 from verdict_helpers import act, episode, page
+
+from docverify.check.verdict import FindingKind
+from docverify.execute.actions import ActionKind, Observation
 
 FORM = page('''
     - dialog "Create VPC" [ref=e1]:

@@ -12,12 +12,12 @@ import textwrap
 
 import pytest
 from click.testing import CliRunner
-
-from docverify.cli import cli
-from docverify.check.criteria import match_text
-from docverify.errors import ExitCode
-from docverify.check.verdict import Finding, FindingKind, Verdict, decide
 from verdict_helpers import procedure
+
+from docverify.check.criteria import match_text
+from docverify.check.verdict import Finding, FindingKind, Verdict, decide
+from docverify.cli import cli
+from docverify.errors import ExitCode
 
 
 @pytest.mark.parametrize(("title", "product", "event"), [

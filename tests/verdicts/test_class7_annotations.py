@@ -12,12 +12,12 @@ from __future__ import annotations
 import textwrap
 
 from click.testing import CliRunner
+from verdict_helpers import procedure
 
+from docverify.check.criteria import expected_events
 from docverify.cli import cli
 from docverify.errors import ExitCode
 from docverify.parse.parser import parse_text
-from docverify.check.criteria import expected_events
-from verdict_helpers import procedure
 
 BROKEN = """\
     # Delete a bucket

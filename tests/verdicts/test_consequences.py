@@ -7,10 +7,10 @@ it, and not as an independent defect.
 
 from __future__ import annotations
 
-from docverify.execute.actions import Observation
-from docverify.run.consequences import Consequences
-from docverify.report.trajectory import ProcedureResult
 from docverify.check.verdict import Finding, FindingKind, Verdict
+from docverify.execute.actions import Observation
+from docverify.report.trajectory import ProcedureResult
+from docverify.run.consequences import Consequences
 from docverify_reports.problems import problems
 
 PAGE = Observation("http://console.test/x", "Console", '- button "Create ECS Instance" [ref=e1]')

@@ -14,16 +14,16 @@ import textwrap
 
 import pytest
 from click.testing import CliRunner
+from verdict_helpers import procedure as one_procedure
 
-from docverify.execute.actions import Action, ActionKind
+from docverify.check.verdict import Finding, FindingKind
 from docverify.cli import cli
-from docverify.run.runner import Outcome, Runner
+from docverify.execute.actions import Action, ActionKind
 from docverify.parse.parser import parse_text
 from docverify.parse.sequence import lead_in, part_number, with_lead_in
-from docverify.task import make_task
 from docverify.report.trajectory import Turn
-from docverify.check.verdict import Finding, FindingKind
-from verdict_helpers import procedure as one_procedure
+from docverify.run.runner import Outcome, Runner
+from docverify.task import make_task
 
 
 @pytest.mark.parametrize(("title", "number"), [

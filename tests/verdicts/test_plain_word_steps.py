@@ -11,9 +11,10 @@ has what it names.
 
 from __future__ import annotations
 
+from verdict_helpers import act, episode, page, procedure
+
 from docverify.execute.actions import ActionKind
 from docverify.parse.model import Intent
-from verdict_helpers import act, episode, page, procedure
 
 
 def test_controls_named_in_plain_words_are_described_fields():

@@ -63,7 +63,6 @@ def write(ctx: click.Context, meta_type: str, provider: str, base_url: str | Non
     from docverify.errors import UsageError
     from docverify.provision.meta import META_TYPES
     from docverify.run.check import instances
-
     from docverify_terraform.resourcecoder.candidates import candidate_dict
     from docverify_terraform.resourcecoder.provisioner import ResourceCoderProvisioner
 
@@ -101,7 +100,6 @@ def write(ctx: click.Context, meta_type: str, provider: str, base_url: str | Non
 def list_(ctx: click.Context, candidates_dir: Path | None, as_json: bool) -> int:
     """List the kept template candidates, by provider."""
     from docverify.cli import get_app
-
     from docverify_terraform.resourcecoder.candidates import CandidateStore
     from docverify_terraform.resourcecoder.provisioner import ResourceCoderProvisioner
 

@@ -47,11 +47,18 @@ from docverify.errors import EnvironmentProblem, Undecided, UsageError
 from docverify.provision.meta import DEPENDENCIES, META_TYPES, UNNAMED, Requirement, close, default_name
 from docverify.scrub import scrub
 from docverify.task import new_suffix
-
-from docverify_terraform.stack import (DEFAULT_REGION, StackResource, TemplateError, TemplateSet, UncoveredMetaError,
-                                       hcl, providers, render_stack)
 from docverify_terraform.resourcecoder.candidates import DEFAULT_CANDIDATES_DIR, Candidate, CandidateStore, compose
 from docverify_terraform.resourcecoder.schema import ProviderSchema
+from docverify_terraform.stack import (
+    DEFAULT_REGION,
+    StackResource,
+    TemplateError,
+    TemplateSet,
+    UncoveredMetaError,
+    hcl,
+    providers,
+    render_stack,
+)
 
 log = logging.getLogger(__name__)
 

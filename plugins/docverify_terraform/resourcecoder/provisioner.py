@@ -35,11 +35,22 @@ from docverify.execute.executor import artifact_name
 from docverify.provision import Provisioned
 from docverify.scrub import scrub
 from docverify_terraform.provisioner import TerraformProvisioner
-
 from docverify_terraform.resourcecoder.candidates import DEFAULT_CANDIDATES_DIR
-from docverify_terraform.resourcecoder.coder import ResourceCoder, backend_from_options, close_backend, prompt_environment
-from docverify_terraform.resourcecoder.ondemand import (BLOCKED_SCHEMA, MAX_COUNT, BlockedRequest, CreatedResource,
-                                              ProvisionReport, parse_request, vocabulary)
+from docverify_terraform.resourcecoder.coder import (
+    ResourceCoder,
+    backend_from_options,
+    close_backend,
+    prompt_environment,
+)
+from docverify_terraform.resourcecoder.ondemand import (
+    BLOCKED_SCHEMA,
+    MAX_COUNT,
+    BlockedRequest,
+    CreatedResource,
+    ProvisionReport,
+    parse_request,
+    vocabulary,
+)
 
 log = logging.getLogger(__name__)
 
@@ -279,8 +290,8 @@ class ResourceCoderProvisioner(TerraformProvisioner):
     def _create(self, scope: _Scope, request: BlockedRequest, message: str) -> ProvisionReport:
         """Render, apply and report ``request`` in a stack of its own (blocking)."""
         from docverify.provision.meta import Requirement, close
-        from docverify_terraform.stack import render_stack
         from docverify_terraform.engine import Ledger, TerraformError
+        from docverify_terraform.stack import render_stack
 
         task, endpoint = scope.task, scope.endpoint
         provider = self.provider_for(endpoint)
