@@ -21,8 +21,8 @@ def _tasks_dir(given: Path | None) -> Path:
     if given is not None:
         return given
     if not DEFAULT_TASKS.is_dir():
-        raise UsageError(f"no task set at {DEFAULT_TASKS}", hint="give --tasks DIR (run from the repository root "
-                                                                  "for the benchmark's own tasks)")
+        raise UsageError(f"no task set at {DEFAULT_TASKS}",
+                         hint="give --tasks DIR, or run from the repository root for the benchmark's own tasks")
     return DEFAULT_TASKS
 
 
