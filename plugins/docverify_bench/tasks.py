@@ -85,6 +85,13 @@ class TaskSet:
                 and (not products or t.product in products) and (not families or t.family in families)]
 
 
+def product_key(procedure: Procedure) -> str:
+    """The console product's key (``rds``, not "ApsaraDB RDS"), as the success criteria read it."""
+    from docverify.check.criteria import product_of
+
+    return product_of(procedure) or (procedure.product or "").lower()
+
+
 def checksum(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -156,7 +163,7 @@ def load_task_set(folder: Path) -> TaskSet:
             continue
         split = manifest["families"][bench.family]["split"]
         tasks.append(BenchTask(procedure, bench.family, bench.category, bench.release, split,
-                               (procedure.product or "").lower(), relative, digest))
+                               product_key(procedure), relative, digest))
     gone = sorted(set(manifest["tasks"]) - {t.id for t in tasks} - {u.split(": ", 1)[1] for u in unknown}
                   - {c.split(": ", 1)[1] for c in changed})
     if changed or unknown or gone:
@@ -207,7 +214,7 @@ def build_manifest(folder: Path, version: str, previous: dict[str, Any] | None =
     families: dict[str, dict[str, Any]] = {}
     for procedure, bench, _, _ in tasks:
         entry = families.setdefault(bench.family, {
-            "split": known.get(bench.family, {}).get("split"), "product": (procedure.product or "").lower(), "tasks": 0,
+            "split": known.get(bench.family, {}).get("split"), "product": product_key(procedure), "tasks": 0,
         })
         entry["tasks"] += 1
     sizes = Counter({split: 0 for split in SPLITS})
