@@ -40,7 +40,7 @@ def _open(ctx: click.Context, accounts_file: str | None, lease_dir: str | None):
     from docverify.lease import open_pool
 
     config = get_app(ctx).config()
-    console = config.settings.console.use[0] if config.settings.console.use else "sandbox"
+    console = config.settings.console.use[0] if config.settings.console.use else None  # None: the default console
     pool = open_pool(console=console, accounts_file=accounts_file, config_file=config.file, lease_dir=lease_dir)
     return pool, config
 
@@ -381,7 +381,8 @@ def rotate(ctx: click.Context, accounts_file: str | None, lease_dir: str | None,
     from docverify.lease.rotation import rotate as rotate_key
 
     pool, config = _open(ctx, accounts_file, lease_dir)
-    sandbox_url = (config.settings.console.plugin_tables().get("sandbox") or {}).get("url")
+    # a console served apart from this run (a sandbox's `url`) is where its accounts' keys rotate
+    served = {name: (table or {}).get("url") for name, table in config.settings.console.plugin_tables().items()}
     specs = [pool.get(name)] if name else [spec for spec in pool.specs if spec.ref("access_key_id") is not None]
     outcomes: list[RotationOutcome] = []
     for spec in specs:
@@ -400,7 +401,7 @@ def rotate(ctx: click.Context, accounts_file: str | None, lease_dir: str | None,
             continue
         with held:
             outcomes.append(rotate_key(held, max_age_days=limit if max_age is None else max_age,
-                                       api_url=sandbox_url if spec.console == "sandbox" else None,
+                                       api_url=served.get(spec.console),
                                        force=force, dry_run=dry_run))
     if as_json:
         click.echo(json.dumps([o.__dict__ for o in outcomes], indent=2))
