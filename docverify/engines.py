@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 import jinja2
-from pydantic import AfterValidator, BaseModel
+from pydantic import BaseModel
 from pydantic import Field as Option
 
-from docverify.errors import ConfigError, DocverifyError
+from docverify.errors import ConfigError
+from docverify.registry import naming
 
 #: How an engine can ask for structured output, most to least strict.
 OUTPUT_MODES = ("json_schema", "tools", "json_object", "text")
@@ -195,14 +196,6 @@ def get_engine(name: str) -> type[Engine]:
     return installed_plugins().get("engines", name)
 
 
-def _installed_engine(name: str) -> str:
-    try:
-        get_engine(name)
-    except DocverifyError as error:
-        raise ValueError(str(error)) from None
-    return name
-
-
 #: An option naming a model engine: checked against the installed engines when the
 #: configuration is read (policies, judges and ResourceCoder take ``engine = "..."``).
-EngineName = Annotated[str, AfterValidator(_installed_engine)]
+EngineName = Annotated[str, naming(get_engine)]

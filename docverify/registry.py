@@ -12,11 +12,11 @@ import difflib
 import importlib
 import inspect
 from dataclasses import dataclass
-from typing import Any, ClassVar, Generic, Iterator, Protocol, TypeVar
+from typing import Any, Callable, ClassVar, Generic, Iterator, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
-from docverify.errors import ConfigError, PluginError
+from docverify.errors import ConfigError, DocverifyError, PluginError
 
 
 class Plugin:
@@ -237,3 +237,16 @@ def unknown_name_message(family: Family, name: str, valid: list[str]) -> str:
     suggestion = f" (did you mean {close[0]!r}?)" if close else ""
     listing = ", ".join(valid) if valid else "none is installed"
     return f"unknown {family.singular} {name!r}{suggestion}; valid {family.name}: {listing}"
+
+
+def naming(lookup: Callable[[str], object]) -> AfterValidator:
+    """A pydantic validator for an option that names a plugin (``engine = "openai"``):
+    ``lookup(name)`` must find it when the configuration is read; its error (the
+    installed names, the closest one) becomes the option's."""
+    def check(name: str) -> str:
+        try:
+            lookup(name)
+        except DocverifyError as error:
+            raise ValueError(str(error)) from None
+        return name
+    return AfterValidator(check)

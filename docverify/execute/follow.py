@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Annotated, Protocol
 
 from docverify.check.verdict import Finding, FindingKind
 from docverify.cost import Usage
@@ -24,9 +24,10 @@ from docverify.execute.actions import Action, Observation
 from docverify.execute.policy import Episode, Policy
 from docverify.parse.model import Action as DocAction
 from docverify.parse.model import Step
+from docverify.registry import naming
 from docverify.task import Task
 
-__all__ = ["Delegate", "Follower", "FollowingPolicy", "Stuck", "get_follower"]
+__all__ = ["Delegate", "Follower", "FollowerName", "FollowingPolicy", "Stuck", "get_follower"]
 
 
 @dataclass
@@ -127,3 +128,8 @@ def get_follower(name: str) -> type[FollowingPolicy]:
         raise ConfigError(f"policy {name!r} does not follow the doc itself, so it cannot take a delegate",
                           hint="name a following policy, such as literal")
     return policy
+
+
+#: An option naming a following policy (the hybrid policy's ``follower``), checked when
+#: the configuration is read.
+FollowerName = Annotated[str, naming(get_follower)]

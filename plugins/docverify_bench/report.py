@@ -22,13 +22,18 @@ def label(results: Mapping[str, Any]) -> str:
     return f"{results['policy']} ({model})" if model else results["policy"]
 
 
+def _scored(named: Sequence[tuple[str, Mapping[str, Any]]]) -> list[tuple[str, Mapping[str, Any]]]:
+    """Each results file's scores: those it holds, or computed from its attempts (an interrupted run)."""
+    return [(name, results.get("scores") or score(results["tasks"], results["attempts"])) for name, results in named]
+
+
 def _cell(data: Mapping[str, Any] | None) -> str:
     return estimate(data["pass@1"]).describe() if data and data["scored"] else "—"
 
 
 def markdown(named: Sequence[tuple[str, Mapping[str, Any]]], plots: Sequence[Path] = ()) -> str:
     """The report's Markdown: one row per policy and split, then pass@1 by category and product."""
-    scored = [(name, results.get("scores") or score(results["tasks"], results["attempts"])) for name, results in named]
+    scored = _scored(named)
     versions = sorted({results["task_set"]["version"] for _, results in named})
     lines = [f"# Benchmark: {', '.join(name for name, _ in named)}", "",
              f"Task set {', '.join(versions)}; success decided by the audit log only; "
@@ -66,7 +71,7 @@ def plot(named: Sequence[tuple[str, Mapping[str, Any]]], folder: Path) -> list[P
     except ImportError:
         raise ConfigError("plots need matplotlib", hint="pip install 'docverify[bench]', or give --no-plots") from None
     folder.mkdir(parents=True, exist_ok=True)
-    scored = [(name, results.get("scores") or score(results["tasks"], results["attempts"])) for name, results in named]
+    scored = _scored(named)
     written = []
     for group in ("category", "product"):
         values = sorted({value for _, scores in scored for value in scores[group]})

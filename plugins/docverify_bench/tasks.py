@@ -151,21 +151,19 @@ def load_task_set(folder: Path) -> TaskSet:
     """The task set in ``folder``, checked against its manifest: a task that changed,
     appeared or went away since the manifest was written is an error naming it."""
     manifest = read_manifest(folder)
-    tasks = []
-    changed, unknown = [], []
+    tasks, changed, unknown, found = [], [], [], set()
     for procedure, bench, relative, digest in read_tasks(folder):
+        found.add(procedure.id)
         entry = manifest["tasks"].get(procedure.id)
         if entry is None:
             unknown.append(f"{relative}: {procedure.id}")
-            continue
-        if entry["sha256"] != digest or entry["family"] != bench.family:
+        elif entry["sha256"] != digest or entry["family"] != bench.family:
             changed.append(f"{relative}: {procedure.id}")
-            continue
-        split = manifest["families"][bench.family]["split"]
-        tasks.append(BenchTask(procedure, bench.family, bench.category, bench.release, split,
-                               product_key(procedure), relative, digest))
-    gone = sorted(set(manifest["tasks"]) - {t.id for t in tasks} - {u.split(": ", 1)[1] for u in unknown}
-                  - {c.split(": ", 1)[1] for c in changed})
+        else:
+            split = manifest["families"][bench.family]["split"]
+            tasks.append(BenchTask(procedure, bench.family, bench.category, bench.release, split,
+                                   product_key(procedure), relative, digest))
+    gone = sorted(set(manifest["tasks"]) - found)
     if changed or unknown or gone:
         lines = ([f"changed: {c}" for c in changed] + [f"not in the manifest: {u}" for u in unknown]
                  + [f"in the manifest, not found: {g}" for g in gone])

@@ -5,15 +5,15 @@ from __future__ import annotations
 import functools
 from collections.abc import AsyncIterator
 
-from pydantic import ConfigDict, PrivateAttr, field_validator, model_validator
+from pydantic import ConfigDict, PrivateAttr, model_validator
 from pydantic import Field as Option
 
 from docverify.check.verdict import Finding, FindingKind
 from docverify.cost import BudgetExhausted, Usage
 from docverify.engines import EndpointOptions, Engine, EngineName, get_engine
-from docverify.errors import DocverifyError, Undecided
+from docverify.errors import Undecided
 from docverify.execute.actions import Action, ActionKind, Observation
-from docverify.execute.follow import Delegate, Follower, FollowingPolicy, Stuck, get_follower
+from docverify.execute.follow import Delegate, Follower, FollowerName, FollowingPolicy, Stuck, get_follower
 from docverify.execute.policy import Episode
 from docverify.parse.model import Step
 from docverify.registry import Plugin
@@ -81,22 +81,13 @@ class HybridOptions(OpenAIOptions, LlamaCppOptions):
 
     model_config = ConfigDict(extra="allow")
 
-    follower: str = Option("literal", description="the policy that follows the doc, by name (a following policy); "
+    follower: FollowerName = Option("literal", description="the policy that follows the doc, by name (a following policy); "
                                                   "[policy.hybrid] keys the hybrid does not own are its options")
     engine: EngineName = Option("openai", description="the model engine that takes over hard steps, by name: openai "
                                                "(any endpoint), llamacpp, vllm, or a plugin's")
     max_model_turns: int = Option(8, ge=1, le=50, description="model actions per hand-over before it gives up")
     free_text: bool = Option(True, description="let the model do steps that have no literal action")
     _follower_options: Plugin.Options | None = PrivateAttr(None)
-
-    @field_validator("follower")
-    @classmethod
-    def _a_following_policy(cls, name: str) -> str:
-        try:
-            get_follower(name)
-        except DocverifyError as error:
-            raise ValueError(str(error)) from None
-        return name
 
     @model_validator(mode="after")
     def _the_followers_options(self) -> "HybridOptions":
