@@ -27,6 +27,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from docverify_bench.score import env_cause
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus" / "real-docs" / "alibaba_AlibabaCloudDocs"
 
@@ -46,14 +48,7 @@ def run(paths: list[str], provisioner: str, jobs: int) -> tuple[dict, float]:
 
 
 def cause(result: dict) -> str:
-    reason = (result.get("env_error") or result.get("reason") or "").lower()
-    if "destroy failed" in reason:
-        return "teardown failed"
-    if "prerequisite missing" in reason:
-        return "prerequisite missing"
-    if any(word in reason for word in ("terraform", "provision", "template", "apply", "destroy")):
-        return "provisioning failed"
-    return "other"
+    return env_cause(result.get("env_error") or result.get("reason"))
 
 
 def summarize(data: dict, wall: float) -> dict:

@@ -27,7 +27,7 @@ import math
 import re
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -104,7 +104,8 @@ class ActionTrailChecker(Checker):
         names = _typed_names(evidence)
         applied = _applied_values(evidence)
         values = tuple(value for _, value in applied)
-        lookups = [Lookup(criterion, _resource(task, criterion), names, values) for criterion in task.criteria]
+        lookups = [Lookup(_resolved(task, criterion), _resource(task, criterion), names, values)
+                   for criterion in task.criteria]
         budget = self.options.delay_s
         if budget is None:
             budget = _float(evidence.endpoint.extra.get("audit_delay_s"), default=10.0)
@@ -377,6 +378,13 @@ def _typed_names(evidence: Evidence) -> tuple[str, ...]:
         return ()
     typed = (str(turn.action.get("value") or "") for turn in evidence.turns if turn.action.get("kind") == "fill")
     return tuple(dict.fromkeys(value for value in typed if suffix in value))
+
+
+def _resolved(task: Task, criterion: ExpectedEvent) -> ExpectedEvent:
+    """The criterion with its parameters' placeholders resolved (``web-<suffix>``, ``<vpc_1_id>``)."""
+    if not criterion.params:
+        return criterion
+    return replace(criterion, params={key: task.resolve(value) for key, value in criterion.params.items()})
 
 
 def _resource(task: Task, criterion: ExpectedEvent) -> str | None:

@@ -107,15 +107,25 @@ def manifest(tasks_dir: Path | None, version: str | None, write: bool) -> None:
 @click.option("--max-steps", type=click.IntRange(1), default=80, show_default=True, help="Turns per task.")
 @click.option("--timeout", type=click.FloatRange(1), default=300.0, show_default=True, help="Seconds per task.")
 @click.option("--set", "-O", "settings", multiple=True, metavar="KEY=VALUE",
-              help="Any configuration key, e.g. -O policy.hybrid.model=qwen (repeatable).")
+              help="Any configuration key, e.g. -O policy.hybrid.model=qwen, -O provisioner.use=none, "
+                   "-O console.sandbox.resources=empty (repeatable).")
+@click.option("--label", default=None, help="This run's name in reports (default: the policy and its model).")
 @click.pass_context
 def run(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str | None, categories: tuple[str, ...],
         products: tuple[str, ...], families: tuple[str, ...], runs: int, jobs: int, out: Path, resume: bool,
-        max_steps: int, timeout: float, settings: tuple[str, ...]) -> int:
+        max_steps: int, timeout: float, settings: tuple[str, ...], label: str | None) -> int:
     """Run a policy over the task set and score it: pass@1 (mean over runs), pass@k
     and pass^k with bootstrap 95% intervals over tasks, per split, category and
     product; cost, tokens, turns and time per task; the ENV_ERROR rate (never a
-    policy failure). Success is the audit log's alone (the actiontrail checker).
+    policy failure) and readiness. Success is the audit log's alone (the
+    actiontrail checker). What tasks declare in `requires:` is provisioned with
+    Terraform unless -O provisioner.use says otherwise.
+
+    \b
+    The upper-bound reference: the literal policy on the tasks' reference solutions,
+      docverify bench run --policy literal --tasks benchmark/solutions --label reference --out ref.json
+    Readiness of a new account without and with provisioning:
+      docverify bench run ... -O console.sandbox.resources=empty -O provisioner.use=none
 
     Every attempt is saved to --out as it ends; --resume continues."""
     from docverify.cli.check import parse_assignments
@@ -128,14 +138,14 @@ def run(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str | No
     if not chosen:
         raise UsageError("no task matches the filters", hint="see `docverify bench tasks`")
     options = BenchOptions(policy=policy, runs=runs, jobs=jobs, split=split, settings=parse_assignments(settings),
-                           max_steps=max_steps, timeout_s=timeout)
+                           max_steps=max_steps, timeout_s=timeout, label=label)
     if resume and out.is_file():
         results = ResultsFile.resume(out, chosen, task_set, options)
     else:
         if out.exists() and not resume:
             raise UsageError(f"{out} exists", hint="give --resume to continue it, or another --out")
         app = get_app(ctx)
-        config = app.checked_config({"policy.use": policy, **options.settings})
+        config = app.checked_config(options.overrides(), {key: f"-O {key}" for key in options.settings})
         results = ResultsFile.start(out, task_set, chosen, options, scrub_object(config.values()))
     click.echo(f"{len(chosen)} tasks x {runs} run{'s' if runs != 1 else ''}, policy {policy}"
                + (f", {len(results.done())} attempts already done" if results.done() else ""), err=True)
@@ -208,3 +218,74 @@ def report(results: tuple[Path, ...], output: Path, plots: bool) -> None:
     path = output / "report.md"
     path.write_text(markdown(named, written), encoding="utf-8")
     click.echo(f"wrote {path}" + (f" and {len(written)} plots" if written else ""))
+
+
+#: Where ``bench drift --set`` points when not given: the repository's labelled docs.
+DEFAULT_DRIFT_SET = Path("benchmark") / "accuracy"
+
+
+@bench.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--docs", "set_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help=f"The labelled set's folder (docs/ and truth/); default {DEFAULT_DRIFT_SET}.")
+@click.option("--policy", default="literal", show_default=True, help="The policy that checks the docs.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=2, show_default=True, help="Procedures at once.")
+@click.option("--only", "only", multiple=True, help="Only the docs under this folder of docs/, e.g. oss (repeatable).")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the report here (Markdown), with its figures as JSON and a plot beside it.")
+@click.option("--keep-runs", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep each release's JSON report in DIR/<release>/docverify.json.")
+@click.option("--from-runs", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Score the reports in DIR/<release>/docverify.json instead of checking (kept runs, or "
+                   "another checkout's `docverify check --report json --output DIR/<release>`).")
+@click.option("--plots/--no-plots", default=True, show_default=True, help="A PNG plot beside --out (matplotlib).")
+@click.option("--set", "-O", "settings", multiple=True, metavar="KEY=VALUE",
+              help="Any configuration key for the checks (repeatable).")
+@click.pass_context
+def drift(ctx: click.Context, set_dir: Path | None, policy: str, jobs: int, only: tuple[str, ...], out: Path | None,
+          keep_runs: Path | None, from_runs: Path | None, plots: bool, settings: tuple[str, ...]) -> None:
+    """Drift detection against ground truth: check every doc of the labelled set at
+    every sandbox release and score the verdicts and findings: DRIFT precision and
+    recall, the false-DRIFT rate at each doc's own release and on docs no change
+    touched, finding precision and recall by line and by line and kind (findings
+    that only follow from an earlier one are noise, counted apart).
+
+    \b
+    Examples:
+      docverify bench drift --out benchmark/results/accuracy.md --keep-runs /tmp/drift
+      docverify bench drift --from-runs /tmp/drift
+    """
+    from docverify.cli.check import parse_assignments
+    from docverify_bench.drift import RELEASES, check_release, load_truth, markdown, plot, read_run, score_runs
+
+    folder = set_dir or DEFAULT_DRIFT_SET
+    truth = load_truth(folder)
+    docs = folder / "docs"
+    paths = [docs]
+    if only:
+        truth = [t for t in truth if any(t.file.startswith(o.rstrip("/") + "/") for o in only)]
+        paths = [docs / o for o in only]
+        if not truth:
+            raise UsageError(f"no truth entry under {', '.join(only)} of {docs}")
+    runs: dict[str, dict[str, Any]] = {}
+    for release in RELEASES:
+        if from_runs is not None:
+            runs[release] = read_run(from_runs, release)
+        else:
+            runs[release] = check_release(get_app(ctx), paths, release, policy, jobs, parse_assignments(settings),
+                                          lambda line: click.echo(line, err=True))
+            if keep_runs is not None:
+                kept = keep_runs / release / "docverify.json"
+                kept.parent.mkdir(parents=True, exist_ok=True)
+                kept.write_text(json.dumps(runs[release], indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        click.echo(f"{release}: {runs[release].get('counts')} in {runs[release]['wall_s']:.0f} s", err=True)
+    scores = score_runs(truth, runs, docs)
+    written = [plot(scores, out.with_name(out.stem + "-drift.png"))] if out is not None and plots else []
+    command = " ".join(["docverify bench drift", f"--policy {policy}", f"--jobs {jobs}", *(f"--only {o}" for o in only),
+                        *(f"-O {s}" for s in settings)])
+    text = markdown(scores, command=command, plots=written)
+    click.echo(text)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n", encoding="utf-8")
+        out.with_suffix(".json").write_text(json.dumps(scores.figures(), indent=2) + "\n", encoding="utf-8")
+        click.echo(f"wrote {out}" + (f" and {written[0].name}" if written else ""), err=True)

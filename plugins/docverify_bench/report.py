@@ -1,22 +1,27 @@
 """``docverify bench report``: results of several policies as Markdown, with plots.
 
 The Markdown needs nothing more; the plots (PNG, matplotlib, the ``bench`` extra)
-are success by category and by product per policy, and cost against success.
+are success by category and by product per policy, cost against success, and
+readiness per environment (what the accounts started with, the provisioner).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from docverify.errors import ConfigError
-from docverify_bench.score import estimate, score
+from docverify_bench.score import UNREADY, estimate, score
 from docverify_bench.stats import Estimate
 
 
 def label(results: Mapping[str, Any]) -> str:
-    """A results file's name in the report: its policy, and its engine's model when it has one."""
+    """A results file's name in the report: its ``--label``, else its policy and its
+    engine's model when it has one."""
+    if results.get("label"):
+        return str(results["label"])
     settings = results.get("config", {}).get("policy", {})
     model = settings.get(results["policy"], {}).get("model") if isinstance(settings, dict) else None
     return f"{results['policy']} ({model})" if model else results["policy"]
@@ -55,14 +60,29 @@ def markdown(named: Sequence[tuple[str, Mapping[str, Any]]], plots: Sequence[Pat
                   "|---|" + "---|" * len(values)]
         for name, scores in scored:
             lines.append(f"| {name} | " + " | ".join(_cell(scores[group].get(value)) for value in values) + " |")
+    lines += ["", "## Readiness", "",
+              "Attempts whose prerequisites existed when they ran, per environment: what the sandbox's accounts "
+              "started with (`seeded`, or `empty` as a new account) and the provisioner.", "",
+              "| run | accounts | provisioner | attempts | readiness | prerequisite missing | provisioning failed "
+              "| teardown failed | other ENV_ERROR | setup/task |",
+              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for (name, results), (_, scores) in zip(named, scored):
+        env = _environment(results)
+        causes = Counter(a.get("env_cause") for a in results["attempts"] if a.get("env_error"))
+        data = scores["all"]
+        ready = data.get("readiness")
+        lines.append(f"| {name} | {env['resources']} | {env['provisioner']} | {data['attempts']} | "
+                     + (f"{100 * ready:.1f}%" if ready is not None else "—")
+                     + "".join(f" | {causes.get(cause, 0)}" for cause in (*UNREADY, "teardown failed"))
+                     + f" | {sum(causes.values()) - sum(causes.get(c, 0) for c in (*UNREADY, 'teardown failed'))}"
+                     + f" | {data.get('setup_s_per_task') or 0:.1f} s |")
     if plots:
         lines += ["", "## Plots", ""] + [f"![{path.stem}]({path.name})" for path in plots]
     return "\n".join(lines) + "\n"
 
 
-def plot(named: Sequence[tuple[str, Mapping[str, Any]]], folder: Path) -> list[Path]:
-    """PNG plots into ``folder``: pass@1 by category and by product per policy (with
-    intervals), and cost per task against pass@1."""
+def pyplot() -> Any:
+    """matplotlib's pyplot, drawing to files (the ``bench`` extra)."""
     try:
         import matplotlib
 
@@ -70,6 +90,13 @@ def plot(named: Sequence[tuple[str, Mapping[str, Any]]], folder: Path) -> list[P
         import matplotlib.pyplot as plt
     except ImportError:
         raise ConfigError("plots need matplotlib", hint="pip install 'docverify[bench]', or give --no-plots") from None
+    return plt
+
+
+def plot(named: Sequence[tuple[str, Mapping[str, Any]]], folder: Path) -> list[Path]:
+    """PNG plots into ``folder``: pass@1 by category and by product per policy (with
+    intervals), and cost per task against pass@1."""
+    plt = pyplot()
     folder.mkdir(parents=True, exist_ok=True)
     scored = _scored(named)
     written = []
@@ -93,6 +120,19 @@ def plot(named: Sequence[tuple[str, Mapping[str, Any]]], folder: Path) -> list[P
         figure.savefig(path, dpi=110)
         plt.close(figure)
         written.append(path)
+    figure, axes = plt.subplots(figsize=(max(6.0, 1.2 * len(named)), 4))
+    names = [f"{name}\n{_environment(results)['resources']}, {_environment(results)['provisioner']}"
+             for name, results in named]
+    axes.bar(range(len(named)), [100 * (scores["all"].get("readiness") or 0.0) for _, scores in scored])
+    axes.set_xticks(range(len(named)), names, fontsize=8)
+    axes.set_ylabel("readiness (%)")
+    axes.set_ylim(0, 105)
+    axes.set_title("Readiness by environment (accounts, provisioner)")
+    figure.tight_layout()
+    path = folder / "readiness.png"
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    written.append(path)
     figure, axes = plt.subplots(figsize=(6, 4))
     for name, scores in scored:
         data = scores["all"]
@@ -108,6 +148,13 @@ def plot(named: Sequence[tuple[str, Mapping[str, Any]]], folder: Path) -> list[P
     plt.close(figure)
     written.append(path)
     return written
+
+
+def _environment(results: Mapping[str, Any]) -> dict[str, str]:
+    """A results file's environment; files written before it was recorded read it from their configuration."""
+    from docverify_bench.run import environment
+
+    return results.get("environment") or environment(results.get("config", {}))
 
 
 def _estimate(data: Mapping[str, Any] | None) -> Estimate:

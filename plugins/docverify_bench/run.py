@@ -25,13 +25,16 @@ from docverify.check.verdict import Verdict
 from docverify.errors import ConfigError
 from docverify.report.reporter import Reporter
 from docverify.report.trajectory import ProcedureResult
-from docverify_bench.score import score
+from docverify_bench.score import env_cause, score
 from docverify_bench.tasks import BenchTask, TaskSet
 
 #: The layout of a results file; ``compare`` and ``report`` refuse another.
 FORMAT = "docverify-bench/1"
 #: The checker that decides a benchmark task (the paper's: audit events only).
 AUDIT_CHECKER = "actiontrail"
+#: The benchmark provisions what its tasks declare (``requires:``) unless told otherwise
+#: (``-O provisioner.use=none`` measures readiness without provisioning).
+DEFAULT_PROVISIONER = "terraform"
 
 
 @dataclass
@@ -43,16 +46,36 @@ class BenchOptions:
     settings: Mapping[str, object] = field(default_factory=dict)  #: -O overrides
     max_steps: int = 80
     timeout_s: float = 300.0
+    label: str | None = None  #: the name of this run in reports (default: the policy, and its model)
+
+    def overrides(self, release: str | None = None) -> dict[str, Any]:
+        """The configuration a benchmark run uses: the policy, the audit-log checker
+        alone, no reporters, the default provisioner; ``-O`` settings on top."""
+        out: dict[str, Any] = {"policy.use": self.policy, "checker.use": AUDIT_CHECKER, "reporter.use": [],
+                               "jobs": self.jobs, "provisioner.use": DEFAULT_PROVISIONER}
+        if release is not None:
+            out["console.sandbox.release"] = release
+        return {**out, **self.settings}
 
 
-def attempt_record(task: BenchTask, run: int, result: ProcedureResult) -> dict[str, Any]:
-    """What the benchmark keeps of one attempt."""
+def attempt_record(task: BenchTask, run: int, result: ProcedureResult, *, provisioned: bool) -> dict[str, Any]:
+    """What the benchmark keeps of one attempt.
+
+    An ENV_ERROR is the environment's, never the policy's failure, with one
+    exception: a policy that stops because a prerequisite is missing or not in the
+    state a step needs, where provisioning made what the task declares
+    (``provisioned``). A task's environment is then as the task means it to be (its
+    reference solution reaches the goal in it): a precondition task's key is
+    disabled on purpose. That stop is the policy's failure; without provisioning
+    the claim stands and the environment was not ready."""
     usage = result.usage
+    cause = env_cause(result.env_error or result.reason) if result.verdict is Verdict.ENV_ERROR else None
+    env_error = cause is not None and not (provisioned and cause == "prerequisite missing")
     return {
         "task": task.id, "run": run, "verdict": result.verdict.value, "goal_reached": result.goal_reached,
         "success": result.goal_reached is True and result.verdict is not Verdict.ENV_ERROR,
-        "env_error": result.verdict is Verdict.ENV_ERROR, "reason": result.reason,
-        "duration_s": round(result.duration_s, 3), "turns": len(result.turns),
+        "env_error": env_error, "reason": result.reason, "env_cause": cause,
+        "duration_s": round(result.duration_s, 3), "setup_s": round(result.setup_s, 3), "turns": len(result.turns),
         "findings": len(result.drift), "calls": usage.calls, "tokens_in": usage.tokens_in,
         "tokens_out": usage.tokens_out, "cost_usd": usage.cost_usd, "cost_cny": usage.cost_cny,
     }
@@ -92,7 +115,8 @@ class ResultsFile:
         data = {
             "format": FORMAT,
             "task_set": {"path": str(task_set.folder), "version": task_set.version},
-            "policy": options.policy, "split": options.split, "runs": options.runs, "jobs": options.jobs,
+            "policy": options.policy, "label": options.label, "environment": environment(config),
+            "split": options.split, "runs": options.runs, "jobs": options.jobs,
             "settings": {key: value for key, value in options.settings.items()},
             "config": config, "code": code_version(Path(__file__).resolve().parent),
             "machine": machine(), "argv": sys.argv[1:], "started_at": _now(), "finished_at": None,
@@ -146,6 +170,15 @@ class ResultsFile:
         partial.replace(self.path)
 
 
+def environment(config: Mapping[str, Any]) -> dict[str, str]:
+    """What the tasks' environment was: the provisioner, and what the sandbox's
+    accounts started with (``seeded``, or ``empty`` as a new account)."""
+    provisioner = config.get("provisioner", {}).get("use") or ["none"]
+    sandbox = config.get("console", {}).get("sandbox", {})
+    return {"provisioner": provisioner[0] if isinstance(provisioner, list) else str(provisioner),
+            "resources": str(sandbox.get("resources") or "seeded") if isinstance(sandbox, dict) else "seeded"}
+
+
 def read_results(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -186,13 +219,12 @@ def run_benchmark(app: Any, task_set: TaskSet, tasks: Sequence[BenchTask], optio
             todo = [t for t in tasks if t.release == release and (t.id, run) not in results.done()]
             if not todo:
                 continue
-            overrides = {"policy.use": options.policy, "checker.use": AUDIT_CHECKER, "reporter.use": [],
-                         "jobs": options.jobs, "console.sandbox.release": release, **options.settings}
-            config = app.checked_config(overrides, {key: f"-O {key}" for key in options.settings})
+            config = app.checked_config(options.overrides(release), {key: f"-O {key}" for key in options.settings})
+            provisioned = environment(config.values())["provisioner"] != "none"
             started = time.perf_counter()
 
             def record(result: ProcedureResult, run: int = run) -> None:
-                attempt = attempt_record(by_id[result.id], run, result)
+                attempt = attempt_record(by_id[result.id], run, result, provisioned=provisioned)
                 results.add(attempt)
                 mark = "ok " if attempt["success"] else ("env" if attempt["env_error"] else "no ")
                 progress(f"[run {run}] {mark} {result.id}  {result.verdict.value}  {result.duration_s:.1f}s"

@@ -4,6 +4,13 @@ product, with bootstrap intervals over tasks, and what each task cost.
 An attempt that ended in ENV_ERROR says nothing about the policy: it is left out
 of the task's runs and counted on its own (the ENV_ERROR rate). A task with no
 attempt left is not scored.
+
+*Readiness* (the paper's environment readiness) is the share of attempts whose
+prerequisites existed when they ran: all but the ENV_ERRORs because a prerequisite
+was missing or provisioning failed. A stack that could not be destroyed afterwards
+is an ENV_ERROR too, but the task was ready when it ran. (Where provisioning made
+what a task declares, a policy's claim that a prerequisite is missing is its own
+failure, not an ENV_ERROR: see :func:`docverify_bench.run.attempt_record`.)
 """
 
 from __future__ import annotations
@@ -16,6 +23,21 @@ from docverify_bench.stats import Estimate, bootstrap, mean, pass_at_k, pass_hat
 
 #: The groupings a report breaks scores down by.
 GROUPS = ("split", "category", "product")
+#: Why an environment was not ready (:func:`env_cause`); the other causes leave it ready.
+UNREADY = ("prerequisite missing", "provisioning failed")
+
+
+def env_cause(reason: str | None) -> str:
+    """What an ENV_ERROR's reason says went wrong: ``prerequisite missing``,
+    ``provisioning failed``, ``teardown failed`` or ``other`` (console, browser)."""
+    reason = (reason or "").lower()
+    if "destroy failed" in reason:
+        return "teardown failed"
+    if "prerequisite missing" in reason or "prerequisite not ready" in reason:
+        return "prerequisite missing"
+    if any(word in reason for word in ("terraform", "provision", "template", "apply", "destroy")):
+        return "provisioning failed"
+    return "other"
 
 
 @dataclass(frozen=True)
@@ -67,15 +89,17 @@ def score_group(runs: Sequence[TaskRuns], *, seed: int = 0) -> dict[str, Any]:
     k_max = min((t.n for t in scored), default=0)
     attempts = sum(len(t.attempts) for t in runs)
     env = sum(t.env_errors for t in runs)
+    unready = sum(1 for t in runs for a in t.attempts if a["env_error"] and a.get("env_cause") in UNREADY)
     out: dict[str, Any] = {
         "tasks": len(runs), "scored": len(scored), "attempts": attempts,
         "env_error_rate": env / attempts if attempts else 0.0,
+        "readiness": (attempts - unready) / attempts if attempts else None,
         "pass@1": bootstrap([t.c / t.n for t in scored], seed=seed).to_dict(),
     }
     for k in range(2, k_max + 1):
         out[f"pass@{k}"] = bootstrap([pass_at_k(t.n, t.c, k) for t in scored], seed=seed).to_dict()
         out[f"pass^{k}"] = bootstrap([pass_hat_k(t.n, t.c, k) for t in scored], seed=seed).to_dict()
-    for key in ("cost_usd", "tokens_in", "tokens_out", "calls", "turns", "duration_s"):
+    for key in ("cost_usd", "tokens_in", "tokens_out", "calls", "turns", "duration_s", "setup_s"):
         values = _per_task(runs, key)
         out[f"{key}_per_task"] = round(mean(values), 6) if values else None
     return out

@@ -95,7 +95,8 @@ FORM_BUTTON = re.compile(r"^\s*(?:next|previous|back|ok|confirm|submit|save|canc
                          r"下一步|上一步|确定|确认|提交|保存|取消|关闭|完成)\s*$", re.I)
 #: Step wording that points at one item of a list.
 ROW_CONTEXT = re.compile(r"\b(?:find|locate)\b|actions?\s+column|next\s+to|in\s+the\s+row|corresponding|"
-                         r"操作列|找到|目标实例", re.I)
+                         r"\b(?:in|on|from)\s+the\s+(?:[\w-]+\s+){0,3}list\b|"  # "In the VPC list, click ..."
+                         r"操作列|找到|目标实例|列表中", re.I)
 #: A field description that tells the reader to choose ("Select a VPC."), naming no value.
 CHOOSE = re.compile(r"^\s*(?:select|choose|选择)", re.I)
 #: Field names that are names: a doc that gives no value still needs one typed.

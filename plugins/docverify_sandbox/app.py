@@ -14,6 +14,7 @@ import functools
 import json
 import traceback
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,8 +34,8 @@ from docverify_sandbox.catalog import REGIONS, Catalog, next_label, zones
 from docverify_sandbox.errors import ApiError, ValidationErrors
 from docverify_sandbox.i18n import LANG_COOKIE, LOCALES, Translator, choose_locale, console_time, gettext, translator
 from docverify_sandbox.operations import Caller, Engine, create_field_names, truthy
-from docverify_sandbox.seed import seed_resources
-from docverify_sandbox.state import DEFAULT_ACCOUNTS, Store
+from docverify_sandbox.seed import Resources, seed_resources, seeder
+from docverify_sandbox.state import DEFAULT_ACCOUNTS, DefaultAccount, Store
 
 HERE = Path(__file__).parent
 SANDBOX_VERSION = "sandbox"  #: Version of the sandbox's own actions (ResetAccount)
@@ -52,9 +53,10 @@ class Sandbox:
     engine: Engine
     env: Environment
     translators: dict[str, Translator]
+    seeder: Callable[[DefaultAccount], list[dict[str, Any]]] = seed_resources  #: what a reset account holds
 
     def reset(self, account_id: str) -> None:
-        self.store.reset(account_id, seed_resources)
+        self.store.reset(account_id, self.seeder)
 
     def translator(self, request: Request) -> Translator:
         """The translator of the request's language."""
@@ -70,10 +72,12 @@ def templates() -> Environment:
     return env
 
 
-def create_app(catalog: Catalog, store: Store) -> Starlette:
-    store.seed_accounts(seed_resources)
+def create_app(catalog: Catalog, store: Store, resources: Resources = "seeded") -> Starlette:
+    """The console's app; accounts start with ``resources`` (:mod:`docverify_sandbox.seed`)."""
+    start = seeder(resources)
+    store.seed_accounts(start)
     translators = {locale: translator(catalog, locale) for locale in LOCALES}
-    sandbox = Sandbox(catalog, store, Engine(catalog, store), templates(), translators)
+    sandbox = Sandbox(catalog, store, Engine(catalog, store), templates(), translators, start)
     pages = Pages(sandbox)
     routes = [
         Route("/", functools.partial(root, sandbox), methods=["GET", "POST"]),

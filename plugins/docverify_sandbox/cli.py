@@ -22,6 +22,9 @@ def sandbox() -> None:
 
 #: the port `serve` listens on when neither an option nor [console.sandbox] port names one
 SERVE_PORT = 8123
+_RESOURCES = click.option("--resources", type=click.Choice(["seeded", "empty"]), default=None,
+                          help="What each account holds when it starts: seeded (default: a VPC, vSwitch, security "
+                               "group, instance, users) or empty (a new account). Config: console.sandbox.resources.")
 
 
 @sandbox.command(context_settings=CONTEXT)
@@ -34,9 +37,10 @@ SERVE_PORT = 8123
 @click.option("--latency-ms", type=click.IntRange(0, 60_000), default=None,
               help="How long asynchronous states (Pending -> Running) take (default 300). Config: console.sandbox.latency_ms.")
 @click.option("--seed", type=int, default=None, help="Seed of generated ids (default 0). Config: console.sandbox.seed.")
+@_RESOURCES
 @click.pass_context
 def serve(ctx: click.Context, port: int | None, release: str | None, data_dir: str | None, latency_ms: int | None,
-          seed: int | None) -> None:
+          seed: int | None, resources: str | None) -> None:
     """Serve the console and its API until Ctrl-C.
 
     Options not given come from [console.sandbox] in docverify.toml or the
@@ -48,14 +52,16 @@ def serve(ctx: click.Context, port: int | None, release: str | None, data_dir: s
     from docverify_sandbox.server import build_app, listening_socket, server_for
     from docverify_sandbox.state import DEFAULT_ACCOUNTS
 
-    given = {"port": port, "release": release, "data_dir": data_dir, "latency_ms": latency_ms, "seed": seed}
-    names = {"port": "--port", "release": "--release", "data_dir": "--data", "latency_ms": "--latency-ms", "seed": "--seed"}
+    given = {"port": port, "release": release, "data_dir": data_dir, "latency_ms": latency_ms, "seed": seed,
+             "resources": resources}
+    names = {"port": "--port", "release": "--release", "data_dir": "--data", "latency_ms": "--latency-ms", "seed": "--seed",
+             "resources": "--resources"}
     config = get_app(ctx).config({f"console.sandbox.{k}": v for k, v in given.items()},
                                  {f"console.sandbox.{k}": v for k, v in names.items()})
     opts = config.plugin_options("console", "sandbox", SandboxConsole)
     if opts.url:
         click.echo(f"note: console.sandbox.url is set ({opts.url}); checks use that sandbox, not this one", err=True)
-    app = build_app(opts.release, opts.data_dir, opts.latency_ms, opts.seed)
+    app = build_app(opts.release, opts.data_dir, opts.latency_ms, opts.seed, opts.resources)
     sock = listening_socket(opts.port if "console.sandbox.port" in config.origins else SERVE_PORT)
     port = sock.getsockname()[1]
     acct = DEFAULT_ACCOUNTS[0]
@@ -120,8 +126,11 @@ def changelog(from_date: str, to_date: str, as_json: bool) -> None:
               help="Reset the state kept in DIR/sandbox.db.")
 @click.option("--url", default=None, help="Reset through a running sandbox's API instead (e.g. http://127.0.0.1:8123).")
 @click.option("--account", default=None, help="Account alias to reset (default: every seeded account).")
-def reset(data_dir: str | None, url: str | None, account: str | None) -> None:
-    """Return accounts to their seeded state."""
+@click.option("--resources", type=click.Choice(["seeded", "empty"]), default=None,
+              help="With --data: what the accounts hold after the reset (default seeded). Through --url the "
+                   "server's own setting (sandbox serve --resources) decides.")
+def reset(data_dir: str | None, url: str | None, account: str | None, resources: str | None) -> None:
+    """Return accounts to their starting state: seeded, or empty (a new account)."""
     from docverify.errors import UsageError
     from docverify_sandbox.state import DEFAULT_ACCOUNTS
 
@@ -132,6 +141,11 @@ def reset(data_dir: str | None, url: str | None, account: str | None) -> None:
     if url:
         from docverify_sandbox.client import SandboxClient
 
+        if resources is not None:
+            raise UsageError("--resources applies to --data only",
+                             hint="a running sandbox resets accounts to what it was started with "
+                                  "(docverify sandbox serve --resources empty)")
+
         for acct in accounts:
             SandboxClient(url, acct.access_key_id, acct.access_key_secret).call("ResetAccount", "sandbox")
             click.echo(f"reset {acct.alias} ({acct.account_id})")
@@ -140,14 +154,15 @@ def reset(data_dir: str | None, url: str | None, account: str | None) -> None:
         raise UsageError("nothing to reset", hint="give --data DIR or --url URL")
     from pathlib import Path
 
-    from docverify_sandbox.seed import seed_resources
+    from docverify_sandbox.seed import seeder
     from docverify_sandbox.state import Store
 
+    start = seeder(resources or "seeded")  # type: ignore[arg-type]
     store = Store(Path(data_dir) / "sandbox.db")
     try:
-        store.seed_accounts(seed_resources)
+        store.seed_accounts(start)
         for acct in accounts:
-            store.reset(acct.account_id, seed_resources)
+            store.reset(acct.account_id, start)
             click.echo(f"reset {acct.alias} ({acct.account_id})")
     finally:
         store.close()

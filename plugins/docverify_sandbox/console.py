@@ -9,6 +9,7 @@ from pydantic import Field
 
 from docverify.console import Console, ConsoleEndpoint, LoginForm
 from docverify.scrub import register as register_secret
+from docverify_sandbox.seed import Resources
 from docverify_sandbox.state import DEFAULT_ACCOUNTS
 
 
@@ -24,6 +25,10 @@ class SandboxConsole(Console):
         data_dir: str | None = Field(None, description="directory for the SQLite state; in memory when unset")
         latency_ms: int = Field(300, ge=0, le=60_000, description="time async states take (Pending -> Running)")
         seed: int = Field(0, description="seed of generated ids")
+        resources: Resources = Field(
+            "seeded", description="what each account holds when it starts: 'seeded' (a default VPC, vSwitch, "
+                                  "security group, a running instance, RAM users) or 'empty' (a new account: only "
+                                  "the RAM users it signs in with; provisioning must create every prerequisite)")
         url: str | None = Field(
             None, pattern=r"^https?://[^/\s]+/?$",
             description="use a sandbox already running there (docverify sandbox serve) instead of starting one")
@@ -36,7 +41,7 @@ class SandboxConsole(Console):
             return
         from docverify_sandbox.server import build_app, running
 
-        app = build_app(opts.release, opts.data_dir, opts.latency_ms, opts.seed)
+        app = build_app(opts.release, opts.data_dir, opts.latency_ms, opts.seed, opts.resources)
         with running(app, opts.port) as url:
             yield self.endpoint(url, app.state.sandbox.catalog.release.name)
 

@@ -1,12 +1,22 @@
 """The seeded state of a tenant: what every account holds after a reset.
 
+Two starts (the sandbox's ``resources`` setting): ``seeded``, an account in use
+(a default VPC, vSwitch, security group with rules, a running instance, RAM
+users), and ``empty``, a new account: only the identities the account pool signs
+in with (the RAM users and the administrator's AccessKey), no cloud resource, so
+every prerequisite of a procedure must be provisioned.
+
 Ids are derived from the account id, so a reset gives the same ids every time.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
+
+#: What an account holds when it is created or reset.
+Resources = Literal["seeded", "empty"]
 
 from docverify_sandbox.state import DefaultAccount
 
@@ -67,3 +77,13 @@ def seed_resources(account: DefaultAccount) -> list[dict[str, Any]]:
                     {"AccessKeySecret": account.admin_access_key_secret, "UserName": account.admin_user},
                     "Active", parent=admin_id, reg="global"))
     return rows
+
+
+def identity_resources(account: DefaultAccount) -> list[dict[str, Any]]:
+    """What even an empty account holds: the RAM users and AccessKey it is used with."""
+    return [row for row in seed_resources(account) if row["product"] == "ram"]
+
+
+def seeder(resources: Resources) -> Callable[[DefaultAccount], list[dict[str, Any]]]:
+    """The rows an account starts with, for the sandbox's ``resources`` setting."""
+    return identity_resources if resources == "empty" else seed_resources

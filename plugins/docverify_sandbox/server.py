@@ -49,8 +49,9 @@ def server_for(app) -> "uvicorn.Server":  # noqa: F821 - uvicorn is imported laz
 
 
 def build_app(release: str | None = None, data_dir: str | Path | None = None, latency_ms: int = 300,
-              seed: int = 0):
-    """The ASGI app for one release, with its own store."""
+              seed: int = 0, resources: str = "seeded"):
+    """The ASGI app for one release, with its own store; accounts start with
+    ``resources`` (``seeded`` or ``empty``, :mod:`docverify_sandbox.seed`)."""
     from docverify_sandbox import catalog
     from docverify_sandbox.app import create_app
     from docverify_sandbox.state import Store
@@ -60,7 +61,7 @@ def build_app(release: str | None = None, data_dir: str | Path | None = None, la
     if data_dir:
         Path(data_dir).mkdir(parents=True, exist_ok=True)
         path = Path(data_dir) / "sandbox.db"
-    return create_app(cat, Store(path, seed=seed, latency_ms=latency_ms))
+    return create_app(cat, Store(path, seed=seed, latency_ms=latency_ms), resources)  # type: ignore[arg-type]
 
 
 @contextmanager

@@ -43,6 +43,8 @@ def test_a_small_real_run_scores_resumes_and_compares(chromium, tmp_path, monkey
     assert done.exit_code == 0, done.output
     data = json.loads(out.read_text())
     assert data["format"] == "docverify-bench/1" and data["code"]["docverify"] and data["machine"]["cpus"]
+    # what the tasks need is provisioned by default, in accounts seeded as in use
+    assert data["environment"] == {"provisioner": "terraform", "resources": "seeded"}
     attempts = data["attempts"]
     assert len(attempts) == len(data["tasks"]) == 6
     # the literal policy follows standard tasks as written: the audit log shows each goal
@@ -60,3 +62,20 @@ def test_a_small_real_run_scores_resumes_and_compares(chromium, tmp_path, monkey
 
     compared = invoke("bench", "compare", str(out), str(out))
     assert compared.exit_code == 0 and "all" in compared.output and "p=1.0000" in compared.output
+
+    # a new, empty account without provisioning: the vSwitch tasks' VPC is not there
+    empty = tmp_path / "empty.json"
+    done = invoke("bench", "run", "--policy", "literal", "--tasks", str(REPO_TASKS), "--family", "vpc-create-vswitch",
+                  "--out", str(empty), "--jobs", "2", "--label", "literal, no provisioning",
+                  "-O", "console.sandbox.resources=empty", "-O", "provisioner.use=none")
+    assert done.exit_code == 0, done.output
+    data = json.loads(empty.read_text())
+    assert data["environment"] == {"provisioner": "none", "resources": "empty"}
+    assert {a["env_cause"] for a in data["attempts"]} == {"prerequisite missing"}
+    assert data["scores"]["all"]["readiness"] == 0.0 and data["scores"]["all"]["scored"] == 0
+    report = tmp_path / "report"
+    done = invoke("bench", "report", str(out), str(empty), "-o", str(report), "--no-plots")
+    assert done.exit_code == 0, done.output
+    text = (report / "report.md").read_text()
+    assert "| literal | seeded | terraform | 6 | 100.0% |" in text
+    assert "| literal, no provisioning | empty | none | 3 | 0.0% | 3 | 0 | 0 | 0 |" in text

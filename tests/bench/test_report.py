@@ -9,7 +9,7 @@ from docverify.cli import cli
 from docverify.errors import ConfigError
 from docverify_bench.compare import compare
 from docverify_bench.run import FORMAT
-from docverify_bench.score import score
+from docverify_bench.score import env_cause, score
 
 
 def results(policy: str, passes: dict[str, list[bool | None]], version: str = "1.0") -> dict:
@@ -47,6 +47,22 @@ def test_scores_leave_env_errors_out_and_use_the_closed_forms():
     assert set(scores["product"]) == {"oss", "ram"} and scores["split"]["eval"]["scored"] == 4
 
 
+def test_readiness_counts_only_environments_that_were_not_ready():
+    data = results("literal", RUNS)
+    causes = iter(["Prerequisite missing at step 3: 'vpc-1' acts on an existing resource, but the list is empty",
+                   "terraform apply failed: sandbox_vpc_vpc.vpc_1: 500", "destroy failed: DependencyViolation",
+                   "the console did not answer"])
+    for attempt in data["attempts"]:
+        if attempt["env_error"]:
+            attempt["env_cause"] = env_cause(next(causes))
+    assert [a["env_cause"] for a in data["attempts"] if a["env_error"]] == [
+        "prerequisite missing", "provisioning failed", "teardown failed", "other"]
+    everything = score(data["tasks"], data["attempts"])["all"]
+    # 18 attempts, 4 ENV_ERROR; a failed teardown or a console that went away leave the task ready
+    assert everything["readiness"] == pytest.approx(16 / 18)
+    assert everything["env_error_rate"] == pytest.approx(4 / 18)
+
+
 def test_compare_pairs_tasks_and_refuses_other_task_sets():
     better = {task_id: [True, True, True] for task_id in RUNS}
     data = compare(results("literal", RUNS), results("model", better))
@@ -67,7 +83,9 @@ def test_report_writes_markdown_and_plots(tmp_path):
     text = (tmp_path / "report" / "report.md").read_text()
     assert "| literal | all | 5 |" in text and "| model | all | 6 |" in text
     assert "## pass@1 by category" in text and "drifted" in text
-    for name in ("success-by-category.png", "success-by-product.png", "cost-vs-success.png"):
+    # the environment: files that do not record it read it from their configuration
+    assert "| literal | seeded | none | 18 | 100.0% | 0 | 0 | 0 | 4 |" in text
+    for name in ("success-by-category.png", "success-by-product.png", "cost-vs-success.png", "readiness.png"):
         assert (tmp_path / "report" / name).read_bytes()[:4] == b"\x89PNG"
 
 
@@ -76,3 +94,25 @@ def test_a_file_that_is_not_a_results_file_is_named(tmp_path):
     other.write_text(json.dumps({"run_id": "x"}))
     done = CliRunner().invoke(cli, ["bench", "compare", str(other), str(other)])
     assert done.exit_code != 0 and "not a docverify bench results file" in done.output
+
+
+@pytest.mark.parametrize("reason, provisioned, env_error, cause", [
+    # without provisioning, the policy's claim stands: the environment was not ready
+    ("prerequisite missing at step 3: 'default-vpc' acts on an existing resource, but the list is empty", False,
+     True, "prerequisite missing"),
+    # provisioning made what the task declares (a key disabled on purpose): stopping is the policy's failure
+    ("prerequisite not ready at step 4: 'Disable' is disabled for the key the step acts on", True,
+     False, "prerequisite missing"),
+    ("terraform apply failed: sandbox_kms_key.kms_key_1: 500", True, True, "provisioning failed"),
+])
+def test_whose_failure_an_env_error_is(reason, provisioned, env_error, cause):
+    from types import SimpleNamespace
+
+    from docverify.check.verdict import Verdict
+    from docverify.report.trajectory import ProcedureResult
+    from docverify_bench.run import attempt_record
+
+    result = ProcedureResult(id="t-1", title="T", path="t.md", line=1, verdict=Verdict.ENV_ERROR, reason=reason,
+                             env_error=reason)
+    attempt = attempt_record(SimpleNamespace(id="t-1"), 1, result, provisioned=provisioned)
+    assert (attempt["env_error"], attempt["env_cause"], attempt["success"]) == (env_error, cause, False)

@@ -267,11 +267,16 @@ def test_passwords_are_typed_as_secrets():
     assert "Sandbox-Passw0rd" not in fill.describe() and fill.to_dict()["value"] == "••••••"
 
 
-def test_an_element_missing_from_an_empty_list_is_a_missing_prerequisite_not_drift():
-    ep = episode("""
+@pytest.mark.parametrize("step", [
+    "Find the instance and click **Start** in the **Actions** column.",
+    "In the instance list, click **web-01**.",  # a row the doc names, in a list that is empty
+    "在实例列表中，单击**web-01**。",
+])
+def test_an_element_missing_from_an_empty_list_is_a_missing_prerequisite_not_drift(step):
+    ep = episode(f"""
         # Start an instance
 
-        1. Find the instance and click **Start** in the **Actions** column.
+        1. {step}
     """)
     empty = page('''
         - main [ref=e1]:

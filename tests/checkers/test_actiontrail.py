@@ -274,6 +274,13 @@ def test_an_events_params_must_be_the_ones_expected(sandbox, client):
     wrong = check(task(ExpectedEvent("PutBucket", "Oss", resource=bucket, params={"RegionId": "cn-beijing"})),
                   sandbox, started)
     assert wrong.goal_reached is False
+    # a parameter's placeholders are resolved as the resource's are
+    mine = name()
+    put_bucket(client, mine)
+    prefix, suffix = mine.rsplit("-", 1)
+    resolved = check(task(ExpectedEvent("PutBucket", "Oss", params={"BucketName": f"{prefix}-<suffix>"}), suffix=suffix),
+                     sandbox, started)
+    assert resolved.goal_reached is True and [e["resourceName"] for e in resolved.evidence] == [mine]
 
 
 def test_a_pass_means_the_docs_values_were_applied(sandbox, client):
