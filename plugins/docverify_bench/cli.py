@@ -220,7 +220,7 @@ def report(results: tuple[Path, ...], output: Path, plots: bool) -> None:
     click.echo(f"wrote {path}" + (f" and {len(written)} plots" if written else ""))
 
 
-#: Where ``bench drift --set`` points when not given: the repository's labelled docs.
+#: Where ``bench drift --docs`` points when not given: the repository's labelled docs.
 DEFAULT_DRIFT_SET = Path("benchmark") / "accuracy"
 
 

@@ -332,20 +332,14 @@ def check_release(app: Any, paths: Sequence[Path], release: str, policy: str, jo
                   settings: Mapping[str, object], progress: Callable[[str], None]) -> dict[str, Any]:
     """``check`` of ``paths`` at ``release`` (provisioning with Terraform, as a docs
     repo with prerequisites runs it); each procedure's record, and the wall time."""
-    from docverify.errors import UsageError
+    from docverify.cli.check import select_tasks
     from docverify.run.check import CheckOptions, CheckRun
-    from docverify.run.select import collect, runnable
-    from docverify.task import make_task
     from docverify_bench.run import DEFAULT_PROVISIONER, AttemptRecorder
 
     overrides = {"policy.use": policy, "provisioner.use": DEFAULT_PROVISIONER, "reporter.use": [], "jobs": jobs,
                  "console.sandbox.release": release, **settings}
     config = app.checked_config(overrides, {key: f"-O {key}" for key in settings})
-    procedures, _ = collect([str(p) for p in paths], config.settings.parse, None, None)
-    console = app.plugins.get("consoles", config.settings.console.use[0])
-    ready, _ = runnable(procedures, cloud=console.cloud)
-    if not ready:
-        raise UsageError(f"no procedures to check in {', '.join(map(str, paths))}")
+    tasks, _ = select_tasks(tuple(str(p) for p in paths), config, None, None, app.plugins)  # as `check` selects
     results: list[dict[str, Any]] = []
 
     def keep(result: Any) -> None:
@@ -353,8 +347,7 @@ def check_release(app: Any, paths: Sequence[Path], release: str, policy: str, jo
         progress(f"[{release}] {result.verdict.value:<12} {result.path}:{result.line}")
 
     started = time.perf_counter()
-    CheckRun(config, app.plugins, CheckOptions(jobs=jobs, store=None), [AttemptRecorder(keep)]).run(
-        [make_task(procedure) for procedure in ready])
+    CheckRun(config, app.plugins, CheckOptions(jobs=jobs, store=None), [AttemptRecorder(keep)]).run(tasks)
     counts = Counter(r["verdict"] for r in results)
     return {"results": results, "counts": dict(counts), "wall_s": time.perf_counter() - started}
 

@@ -13,8 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from docverify.errors import ConfigError
+from docverify_bench.run import environment
 from docverify_bench.score import UNREADY, estimate, score
 from docverify_bench.stats import Estimate
+
+#: The ENV_ERROR causes the readiness table has a column for; the rest are "other".
+NAMED_CAUSES = (*UNREADY, "teardown failed")
 
 
 def label(results: Mapping[str, Any]) -> str:
@@ -73,8 +77,8 @@ def markdown(named: Sequence[tuple[str, Mapping[str, Any]]], plots: Sequence[Pat
         ready = data.get("readiness")
         lines.append(f"| {name} | {env['resources']} | {env['provisioner']} | {data['attempts']} | "
                      + (f"{100 * ready:.1f}%" if ready is not None else "—")
-                     + "".join(f" | {causes.get(cause, 0)}" for cause in (*UNREADY, "teardown failed"))
-                     + f" | {sum(causes.values()) - sum(causes.get(c, 0) for c in (*UNREADY, 'teardown failed'))}"
+                     + "".join(f" | {causes.get(cause, 0)}" for cause in NAMED_CAUSES)
+                     + f" | {sum(n for cause, n in causes.items() if cause not in NAMED_CAUSES)}"
                      + f" | {data.get('setup_s_per_task') or 0:.1f} s |")
     if plots:
         lines += ["", "## Plots", ""] + [f"![{path.stem}]({path.name})" for path in plots]
@@ -121,8 +125,8 @@ def plot(named: Sequence[tuple[str, Mapping[str, Any]]], folder: Path) -> list[P
         plt.close(figure)
         written.append(path)
     figure, axes = plt.subplots(figsize=(max(6.0, 1.2 * len(named)), 4))
-    names = [f"{name}\n{_environment(results)['resources']}, {_environment(results)['provisioner']}"
-             for name, results in named]
+    environments = [_environment(results) for _, results in named]
+    names = [f"{name}\n{env['resources']}, {env['provisioner']}" for (name, _), env in zip(named, environments)]
     axes.bar(range(len(named)), [100 * (scores["all"].get("readiness") or 0.0) for _, scores in scored])
     axes.set_xticks(range(len(named)), names, fontsize=8)
     axes.set_ylabel("readiness (%)")
@@ -152,8 +156,6 @@ def plot(named: Sequence[tuple[str, Mapping[str, Any]]], folder: Path) -> list[P
 
 def _environment(results: Mapping[str, Any]) -> dict[str, str]:
     """A results file's environment; files written before it was recorded read it from their configuration."""
-    from docverify_bench.run import environment
-
     return results.get("environment") or environment(results.get("config", {}))
 
 
