@@ -7,7 +7,7 @@ planned ``aliyun``, say) would point at it. Later stages (executor, checker, pro
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 from urllib.parse import urlsplit
@@ -89,6 +89,13 @@ class Console(Plugin):
     def start(self) -> AbstractContextManager[ConsoleEndpoint]:
         """Start (or connect to) the console; leaving the context stops what was started."""
         raise NotImplementedError
+
+    def task_account(self, endpoint: ConsoleEndpoint, task_id: str) -> AbstractContextManager[ConsoleEndpoint]:
+        """The console as procedure ``task_id`` uses it when no account pool is
+        configured: ``endpoint`` itself (its own account) by default. A console
+        that can make accounts (the embedded sandbox) gives each procedure a new
+        one, removed when the context is left, so procedures never share state."""
+        return nullcontext(endpoint)
 
     @classmethod
     def default_accounts(cls) -> list["AccountSpec"]:

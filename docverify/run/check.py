@@ -268,7 +268,7 @@ class CheckRun:
                 runner = Runner(self.stages, endpoint, artifacts=artifacts, limits=self.options.limits,
                                 on_result=save, output=self.options.output, accounts=self.accounts,
                                 lease_timeout=self.options.lease_timeout, console=self.console.name,
-                                stop=self.stopping)
+                                stop=self.stopping, task_account=self.console.task_account)
                 try:
                     early.loop.run(runner.run(tasks, self.options.jobs))
                 finally:

@@ -110,12 +110,15 @@ class Runner:
     def __init__(self, stages: Stages, endpoint: ConsoleEndpoint, *, artifacts: Path, limits: RunLimits,
                  on_result: Callable[[Task, ProcedureResult], None] | None = None,
                  output: Path | None = None, accounts: Any = None, lease_timeout: float | None = 600.0,
-                 console: str | None = None, stop: Callable[[], bool] | None = None) -> None:
+                 console: str | None = None, stop: Callable[[], bool] | None = None,
+                 task_account: Callable[[ConsoleEndpoint, str], AbstractContextManager[ConsoleEndpoint]] | None = None,
+                 ) -> None:
         self.stages = stages
         self.endpoint = endpoint
         self.accounts = accounts  #: an AccountPool: each task leases its own account; None: the endpoint's
         self.lease_timeout = lease_timeout
         self.console = console
+        self.task_account = task_account  #: without a pool: the console's account for one task (Console.task_account)
         self.artifacts = artifacts
         self.output = output
         self.limits = limits
@@ -203,11 +206,16 @@ class Runner:
     @asynccontextmanager
     async def account(self, task: Task) -> AsyncIterator[ConsoleEndpoint]:
         """The console as ``task`` uses it: signed in as an account leased from the pool
-        for this task alone (waiting up to the lease timeout for a free one), or the
-        endpoint's own account when there is no pool. An account that cannot sign in is
+        for this task alone (waiting up to the lease timeout for a free one), or, when
+        there is no pool, the account the console gives it (a new one on the embedded
+        sandbox; the endpoint's own elsewhere). An account that cannot sign in is
         quarantined, so the next task leases another."""
         if self.accounts is None:
-            yield self.endpoint
+            if self.task_account is None:
+                yield self.endpoint
+                return
+            async with in_thread(self.task_account(self.endpoint, task.id)) as endpoint:
+                yield endpoint
             return
         async with self.accounts.lease_async(console=self.console, timeout=self.lease_timeout,
                                              label=task.id) as lease:

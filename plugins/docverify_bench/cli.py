@@ -97,6 +97,11 @@ def manifest(tasks_dir: Path | None, version: str | None, write: bool) -> None:
 @click.option("--category", "categories", multiple=True, help="Only these categories (repeatable).")
 @click.option("--product", "products", multiple=True, help="Only these products, e.g. oss (repeatable).")
 @click.option("--family", "families", multiple=True, help="Only these families (repeatable).")
+@click.option("--sample", type=click.IntRange(1), default=None,
+              help="Only N of the chosen tasks, drawn per category and spread over families; the same N "
+                   "tasks on every machine for one --sample-seed (a slow policy measured on a fixed subset, "
+                   "compared with others on the tasks both ran).")
+@click.option("--sample-seed", type=int, default=0, show_default=True, help="Which sample --sample draws.")
 @click.option("--runs", type=click.IntRange(1, 100), default=1, show_default=True,
               help="Attempts per task (pass@k for k up to it).")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
@@ -112,7 +117,8 @@ def manifest(tasks_dir: Path | None, version: str | None, write: bool) -> None:
 @click.option("--label", default=None, help="This run's name in reports (default: the policy and its model).")
 @click.pass_context
 def run(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str | None, categories: tuple[str, ...],
-        products: tuple[str, ...], families: tuple[str, ...], runs: int, jobs: int, out: Path, resume: bool,
+        products: tuple[str, ...], families: tuple[str, ...], sample: int | None, sample_seed: int, runs: int,
+        jobs: int, out: Path, resume: bool,
         max_steps: int, timeout: float, settings: tuple[str, ...], label: str | None) -> int:
     """Run a policy over the task set and score it: pass@1 (mean over runs), pass@k
     and pass^k with bootstrap 95% intervals over tasks, per split, category and
@@ -132,11 +138,14 @@ def run(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str | No
     from docverify.scrub import scrub_object
     from docverify_bench.run import BenchOptions, ResultsFile, run_benchmark
     from docverify_bench.tasks import load_task_set
+    from docverify_bench.tasks import sample as draw
 
     task_set = load_task_set(_tasks_dir(tasks_dir))
     chosen = task_set.select(split, categories, [p.lower() for p in products], families)
     if not chosen:
         raise UsageError("no task matches the filters", hint="see `docverify bench tasks`")
+    if sample is not None:
+        chosen = draw(chosen, sample, sample_seed)
     options = BenchOptions(policy=policy, runs=runs, jobs=jobs, split=split, settings=parse_assignments(settings),
                            max_steps=max_steps, timeout_s=timeout, label=label)
     if resume and out.is_file():

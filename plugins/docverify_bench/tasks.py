@@ -85,6 +85,47 @@ class TaskSet:
                 and (not products or t.product in products) and (not families or t.family in families)]
 
 
+def sample(tasks: Sequence[BenchTask], n: int, seed: int = 0) -> list[BenchTask]:
+    """``n`` of ``tasks``, the same for the same tasks and ``seed`` on any machine:
+    each category gets its share of ``n`` (largest remainders, at least one while
+    ``n`` allows), and within a category the families take turns, so a small
+    sample still spans categories and families. In the tasks' order."""
+    if n >= len(tasks):
+        return list(tasks)
+    by_category: dict[str, list[BenchTask]] = {}
+    for task in tasks:
+        by_category.setdefault(task.category, []).append(task)
+    names = sorted(by_category)
+    shares = {name: n * len(by_category[name]) / len(tasks) for name in names}
+    counts = {name: int(shares[name]) for name in names}
+    if n >= len(names):
+        counts = {name: max(1, count) for name, count in counts.items()}
+    order = sorted(names, key=lambda name: (counts[name] - shares[name], name))  # largest remainder first
+    while sum(counts.values()) < n:
+        for name in order:
+            if sum(counts.values()) < n and counts[name] < len(by_category[name]):
+                counts[name] += 1
+    while sum(counts.values()) > n:  # the minimum of one overshot: take from the largest
+        counts[max(names, key=lambda name: (counts[name], name))] -= 1
+
+    def key(task: BenchTask) -> str:
+        return hashlib.sha256(f"{seed}/{task.id}".encode()).hexdigest()
+
+    chosen: set[str] = set()
+    for name in names:
+        families: dict[str, list[BenchTask]] = {}
+        for task in sorted(by_category[name], key=key):
+            families.setdefault(task.family, []).append(task)
+        turns = sorted(families.values(), key=lambda group: key(group[0]))
+        picked: list[BenchTask] = []
+        while len(picked) < counts[name]:
+            for group in turns:
+                if group and len(picked) < counts[name]:
+                    picked.append(group.pop(0))
+        chosen.update(task.id for task in picked)
+    return [task for task in tasks if task.id in chosen]
+
+
 def product_key(procedure: Procedure) -> str:
     """The console product's key (``rds``, not "ApsaraDB RDS"), as the success criteria read it."""
     from docverify.check.criteria import product_of

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator, Literal
 
 from pydantic import Field
 
 from docverify.console import Console, ConsoleEndpoint, LoginForm
 from docverify.scrub import register as register_secret
 from docverify_sandbox.seed import Resources
-from docverify_sandbox.state import DEFAULT_ACCOUNTS
+from docverify_sandbox.state import DEFAULT_ACCOUNTS, DefaultAccount
+
+if TYPE_CHECKING:
+    from docverify_sandbox.app import Sandbox
 
 
 class SandboxConsole(Console):
@@ -29,6 +32,12 @@ class SandboxConsole(Console):
             "seeded", description="what each account holds when it starts: 'seeded' (a default VPC, vSwitch, "
                                   "security group, a running instance, RAM users) or 'empty' (a new account: only "
                                   "the RAM users it signs in with; provisioning must create every prerequisite)")
+        accounts: Literal["per-task", "shared"] = Field(
+            "per-task", description="'per-task': each procedure runs in a new account of its own, holding what "
+                                    "'resources' says and removed when the procedure ends, so no procedure sees "
+                                    "another's resources, in parallel (--jobs) or one after another; 'shared': "
+                                    "every procedure uses the first tenant (alice@sandbox), as it always does on "
+                                    "a sandbox served elsewhere (url)")
         url: str | None = Field(
             None, pattern=r"^https?://[^/\s]+/?$",
             description="use a sandbox already running there (docverify sandbox serve) instead of starting one")
@@ -43,7 +52,27 @@ class SandboxConsole(Console):
 
         app = build_app(opts.release, opts.data_dir, opts.latency_ms, opts.seed, opts.resources)
         with running(app, opts.port) as url:
-            yield self.endpoint(url, app.state.sandbox.catalog.release.name)
+            self._sandbox = app.state.sandbox if opts.accounts == "per-task" else None
+            try:
+                yield self.endpoint(url, app.state.sandbox.catalog.release.name)
+            finally:
+                self._sandbox = None
+
+    _sandbox: Sandbox | None = None  #: the embedded sandbox, while it runs, when procedures get accounts of their own
+
+    @contextmanager
+    def task_account(self, endpoint: ConsoleEndpoint, label: str) -> Iterator[ConsoleEndpoint]:
+        """A new account for one procedure on the embedded sandbox (``accounts =
+        "per-task"``), removed when it ends; the shared first tenant otherwise."""
+        sandbox = self._sandbox
+        if sandbox is None:
+            yield endpoint
+            return
+        acct = sandbox.store.new_account(sandbox.seeder)
+        try:
+            yield self.endpoint(endpoint.url, endpoint.release, acct)
+        finally:
+            sandbox.store.remove_account(acct.account_id)
 
     @classmethod
     def default_accounts(cls) -> list:
@@ -68,9 +97,9 @@ class SandboxConsole(Console):
         return SandboxAccessKeys(url, key_id, secret)
 
     @staticmethod
-    def endpoint(url: str, release: str | None) -> ConsoleEndpoint:
+    def endpoint(url: str, release: str | None, acct: DefaultAccount = DEFAULT_ACCOUNTS[0]) -> ConsoleEndpoint:
+        """The console at ``url`` as ``acct``'s administrator (``alice``) uses it."""
         host = url.split("://", 1)[1]
-        acct = DEFAULT_ACCOUNTS[0]
         # sandbox-only values, but secrets all the same: no report or prompt shows them
         register_secret(acct.admin_password, acct.admin_access_key_secret, acct.access_key_secret, acct.root_password)
         return ConsoleEndpoint(

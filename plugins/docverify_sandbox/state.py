@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import secrets
 import sqlite3
 import string
 import threading
@@ -88,6 +89,8 @@ class Store:
         self.seed = seed
         self.latency = latency_ms / 1000.0
         self._rng = random.Random(seed)
+        self.tenants: dict[str, DefaultAccount] = {}  #: accounts added while running (add_account)
+        self._made = 0  #: accounts new_account made
 
     # --------------------------------------------------------------- plumbing
     @contextmanager
@@ -260,15 +263,48 @@ class Store:
         """Create the default tenants and their seeded resources."""
         with self.tx() as db:
             for acct in DEFAULT_ACCOUNTS:
-                db.execute("INSERT OR IGNORE INTO accounts VALUES (?,?,?,?,?)",
-                           (acct.account_id, acct.alias, acct.root_password, acct.access_key_id, acct.access_key_secret))
-                if not db.execute("SELECT 1 FROM resources WHERE account_id=? LIMIT 1", (acct.account_id,)).fetchone():
-                    for rec in seeder(acct):
-                        self.insert(db, rec)
+                self._add(db, acct, seeder)
+
+    def new_account(self, seeder) -> DefaultAccount:
+        """A new tenant with fresh credentials and the default tenants' user names
+        (an administrator ``alice``, a read-only ``bob``), holding what ``seeder``
+        gives it: one per procedure, so procedures never see each other's resources."""
+        with self.lock:
+            self._made += 1
+            number = self._made
+        token = secrets.token_hex
+        acct = DefaultAccount(f"3{number:015d}", f"task{number}", "Root-" + token(8), "LTAI5t" + token(7),
+                              token(16), "alice", "Alice-" + token(8), "LTAI5t" + token(7), token(16),
+                              "bob", "Bob-" + token(8))
+        self.add_account(acct, seeder)
+        return acct
+
+    def add_account(self, acct: DefaultAccount, seeder) -> None:
+        """A new tenant, holding what ``seeder`` gives it (``reset`` returns it there)."""
+        with self.tx() as db:
+            if db.execute("SELECT 1 FROM accounts WHERE account_id=? OR alias=?",
+                          (acct.account_id, acct.alias)).fetchone():
+                raise ValueError(f"the sandbox already has an account {acct.account_id} or alias {acct.alias}")
+            self._add(db, acct, seeder)
+            self.tenants[acct.account_id] = acct
+
+    def _add(self, db: sqlite3.Connection, acct: DefaultAccount, seeder) -> None:
+        db.execute("INSERT OR IGNORE INTO accounts VALUES (?,?,?,?,?)",
+                   (acct.account_id, acct.alias, acct.root_password, acct.access_key_id, acct.access_key_secret))
+        if not db.execute("SELECT 1 FROM resources WHERE account_id=? LIMIT 1", (acct.account_id,)).fetchone():
+            for rec in seeder(acct):
+                self.insert(db, rec)
+
+    def remove_account(self, account_id: str) -> None:
+        """Delete a tenant and everything it holds: resources, sessions, events."""
+        with self.tx() as db:
+            for table in ("resources", "events", "sessions", "accounts"):
+                db.execute(f"DELETE FROM {table} WHERE account_id=?", (account_id,))
+        self.tenants.pop(account_id, None)
 
     def reset(self, account_id: str, seeder) -> None:
         """Return one account to its seeded state (resources, sessions, events)."""
-        acct = next((a for a in DEFAULT_ACCOUNTS if a.account_id == account_id), None)
+        acct = next((a for a in DEFAULT_ACCOUNTS if a.account_id == account_id), None) or self.tenants.get(account_id)
         with self.tx() as db:
             db.execute("DELETE FROM resources WHERE account_id=?", (account_id,))
             db.execute("DELETE FROM events WHERE account_id=?", (account_id,))

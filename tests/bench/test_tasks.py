@@ -1,12 +1,13 @@
 """Task sets: annotations, the manifest's checksums and splits by family."""
 
 import json
+from collections import Counter
 import shutil
 from pathlib import Path
 
 import pytest
 
-from docverify_bench.tasks import BenchError, build_manifest, load_task_set, read_tasks
+from docverify_bench.tasks import BenchError, build_manifest, load_task_set, read_tasks, sample
 
 REPO_TASKS = Path(__file__).resolve().parents[2] / "benchmark" / "tasks"
 
@@ -101,3 +102,20 @@ def test_the_task_files_are_rendered_from_their_families():
     done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "tasks up to date" in done.stdout
+
+
+def test_a_sample_spans_categories_and_families_and_is_the_same_each_time():
+    tasks = load_task_set(REPO_TASKS).select("eval")
+    drawn = sample(tasks, 24)
+    assert len(drawn) == 24 and drawn == sample(tasks, 24)
+    categories = Counter(task.category for task in tasks)
+    got = Counter(task.category for task in drawn)
+    assert set(got) == set(categories)  # every category, in proportion (within one task)
+    for category, count in categories.items():
+        assert abs(got[category] - 24 * count / len(tasks)) < 1.5, category
+    per_family = Counter(task.family for task in drawn)
+    assert max(per_family.values()) == 1  # 24 tasks over more families: no family twice
+    assert sample(tasks, 24, seed=1) != drawn
+    assert [t.id for t in drawn] == [t.id for t in tasks if t in drawn]  # the set's order
+    assert sample(tasks, 3) and len({t.category for t in sample(tasks, 3)}) == 3
+    assert sample(tasks, 1000) == tasks
