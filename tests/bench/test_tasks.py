@@ -1,8 +1,8 @@
 """Task sets: annotations, the manifest's checksums and splits by family."""
 
 import json
-from collections import Counter
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
