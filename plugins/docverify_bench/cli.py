@@ -17,7 +17,8 @@ _TASKS = click.option("--tasks", "tasks_dir", type=click.Path(file_okay=False, p
                       help=f"The task set's folder (holding manifest.json); default {DEFAULT_TASKS}.")
 
 
-def _tasks_dir(given: Path | None) -> Path:
+def task_set_folder(given: Path | None) -> Path:
+    """The task set's folder: the one given, or the repository's benchmark/tasks."""
     if given is not None:
         return given
     if not DEFAULT_TASKS.is_dir():
@@ -46,7 +47,7 @@ def tasks(tasks_dir: Path | None, as_json: bool) -> None:
     category and product."""
     from docverify_bench.tasks import load_task_set, summarize
 
-    task_set = load_task_set(_tasks_dir(tasks_dir))
+    task_set = load_task_set(task_set_folder(tasks_dir))
     counts = summarize(task_set.tasks)
     if as_json:
         click.echo(json.dumps({"version": task_set.version, "tasks": len(task_set.tasks), **counts}, indent=2))
@@ -67,7 +68,7 @@ def manifest(tasks_dir: Path | None, version: str | None, write: bool) -> None:
     tasks. Without --write, prints what would change."""
     from docverify_bench.tasks import MANIFEST, build_manifest
 
-    folder = _tasks_dir(tasks_dir)
+    folder = task_set_folder(tasks_dir)
     path = folder / MANIFEST
     previous = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
     version = version or (previous or {}).get("version")
@@ -140,7 +141,7 @@ def run(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str | No
     from docverify_bench.tasks import load_task_set
     from docverify_bench.tasks import sample as draw
 
-    task_set = load_task_set(_tasks_dir(tasks_dir))
+    task_set = load_task_set(task_set_folder(tasks_dir))
     chosen = task_set.select(split, categories, [p.lower() for p in products], families)
     if not chosen:
         raise UsageError("no task matches the filters", hint="see `docverify bench tasks`")

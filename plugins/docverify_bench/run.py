@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -206,8 +206,12 @@ class AttemptRecorder(Reporter):
 
 
 def run_benchmark(app: Any, task_set: TaskSet, tasks: Sequence[BenchTask], options: BenchOptions,
-                  results: ResultsFile, progress: Callable[[str], None]) -> dict[str, Any]:
-    """Run every attempt ``results`` does not hold yet; the final scores."""
+                  results: ResultsFile, progress: Callable[[str], None], *,
+                  wrap_policy: Callable[[Any], Any] | None = None,
+                  on_attempt: Callable[[dict[str, Any], ProcedureResult], None] | None = None) -> dict[str, Any]:
+    """Run every attempt ``results`` does not hold yet; the final scores.
+    ``wrap_policy``: the policy each check runs, given the configured one (a
+    rollout records it); ``on_attempt``: told of each attempt as it is kept."""
     from docverify.run.check import CheckOptions, CheckRun
     from docverify.run.runner import RunLimits
     from docverify.task import make_task
@@ -226,6 +230,8 @@ def run_benchmark(app: Any, task_set: TaskSet, tasks: Sequence[BenchTask], optio
             def record(result: ProcedureResult, run: int = run) -> None:
                 attempt = attempt_record(by_id[result.id], run, result, provisioned=provisioned)
                 results.add(attempt)
+                if on_attempt is not None:
+                    on_attempt(attempt, result)
                 mark = "ok " if attempt["success"] else ("env" if attempt["env_error"] else "no ")
                 progress(f"[run {run}] {mark} {result.id}  {result.verdict.value}  {result.duration_s:.1f}s"
                          + ("" if attempt["success"] else f"  ({result.reason})"))
@@ -234,6 +240,8 @@ def run_benchmark(app: Any, task_set: TaskSet, tasks: Sequence[BenchTask], optio
                              CheckOptions(jobs=options.jobs, store=None,
                                           limits=RunLimits(max_steps=options.max_steps, timeout_s=options.timeout_s)),
                              [AttemptRecorder(record)])
+            if wrap_policy is not None:
+                check.stages = replace(check.stages, policy=wrap_policy(check.stages.policy))
             check.run([make_task(t.procedure) for t in todo])
             progress(f"[run {run}] release {release}: {len(todo)} tasks in {time.perf_counter() - started:.1f}s")
     results.finish()

@@ -1,0 +1,99 @@
+"""``docverify rollout``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from docverify.cli import CONTEXT_SETTINGS, get_app
+from docverify.errors import UsageError
+
+
+@click.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--policy", required=True, help="The teacher (literal, hybrid, openai, ...).")
+@click.option("--tasks", "tasks_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The task set's folder (holding manifest.json); default benchmark/tasks.")
+@click.option("--split", type=click.Choice(["train", "eval"]), default="train", show_default=True,
+              help="The split to roll out; train data comes from the train split only.")
+@click.option("--category", "categories", multiple=True, help="Only these categories (repeatable).")
+@click.option("--family", "families", multiple=True, help="Only these families (repeatable).")
+@click.option("-n", "--runs", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Attempts per task.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True, help="Tasks at once.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The trajectories (JSONL); FILE.stats.json and FILE.results.json go next to it.")
+@click.option("--student", default="llamacpp", show_default=True,
+              help="The model policy whose prompt format the trajectories are in ([policy.NAME] options apply).")
+@click.option("--resume", is_flag=True, help="Continue the interrupted rollout in --out.")
+@click.option("--max-repeats", type=click.IntRange(1), default=2, show_default=True,
+              help="Loop filter: the same action more times in a row drops the attempt.")
+@click.option("--turns-per-step", type=click.FloatRange(1), default=2.0, show_default=True,
+              help="Redundancy filter: more turns than this per doc step (plus 4) drops the attempt.")
+@click.option("--max-steps", type=click.IntRange(1), default=80, show_default=True, help="Turns per task.")
+@click.option("--timeout", type=click.FloatRange(1), default=300.0, show_default=True, help="Seconds per task.")
+@click.option("--set", "-O", "settings", multiple=True, metavar="KEY=VALUE", help="Any configuration key (repeatable).")
+@click.pass_context
+def rollout(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str, categories: tuple[str, ...],
+            families: tuple[str, ...], runs: int, jobs: int, out: Path, student: str, resume: bool,
+            max_repeats: int, turns_per_step: float, max_steps: int, timeout: float, settings: tuple[str, ...]) -> int:
+    """Run a teacher policy over benchmark tasks and keep its successful attempts
+    as trajectories (SFT data): one JSONL line per attempt that reached its goal
+    (the audit log says so) and passes the quality filters (no invalid or failed
+    action, no loop, no redundant turns); the rest are counted by reason.
+
+    Each turn holds the prompt the --student policy's agent loop renders for the
+    page the teacher saw, and the teacher's action as that loop's JSON answer, so
+    training and inference see the same text.
+
+    \b
+      docverify rollout --policy literal --tasks benchmark/solutions --split train -n 1 --out sft/literal.jsonl
+    """
+    import json
+
+    from docverify.cli.check import parse_assignments
+    from docverify.scrub import scrub_object
+    from docverify_bench.cli import task_set_folder
+    from docverify_bench.run import BenchOptions, ResultsFile, run_benchmark
+    from docverify_bench.tasks import load_task_set
+    from docverify_training.filters import Filters
+    from docverify_training.rollout import RolloutStats, Student, TrajectoryWriter
+
+    task_set = load_task_set(task_set_folder(tasks_dir))
+    chosen = task_set.select(split, categories, (), families)
+    if not chosen:
+        raise UsageError("no task matches the filters", hint="see `docverify bench tasks`")
+    if split == "eval":
+        click.echo("warning: rolling out the eval split: do not train on it (the benchmark measures on it)", err=True)
+    results_path = out.with_name(out.name + ".results.json")
+    stats_path = out.with_name(out.name + ".stats.json")
+    if not resume and (out.exists() or results_path.exists()):
+        raise UsageError(f"{out} exists", hint="give --resume to continue it, or another --out")
+    app = get_app(ctx)
+    options = BenchOptions(policy=policy, runs=runs, jobs=jobs, split=split, settings=parse_assignments(settings),
+                           max_steps=max_steps, timeout_s=timeout, label=f"rollout {policy}")
+    config = app.checked_config(options.overrides(), {key: f"-O {key}" for key in options.settings})
+    learner = Student.configured(student, config, app.plugins)
+    stats = None
+    if resume and results_path.is_file():
+        results = ResultsFile.resume(results_path, chosen, task_set, options)
+        if stats_path.is_file():
+            stats = RolloutStats.from_dict(json.loads(stats_path.read_text(encoding="utf-8")))
+    else:
+        results = ResultsFile.start(results_path, task_set, chosen, options, scrub_object(config.values()))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    writer = TrajectoryWriter(out, chosen, {"policy": policy}, learner,
+                              Filters(max_repeats=max_repeats, turns_per_step=turns_per_step), stats,
+                              progress=lambda line: click.echo(line, err=True))
+    click.echo(f"{len(chosen)} tasks x {runs} run{'s' if runs != 1 else ''}, teacher {policy}, "
+               f"prompts for {student}", err=True)
+    run_benchmark(app, task_set, chosen, options, results, lambda line: None,
+                  wrap_policy=writer.wrap, on_attempt=writer.attempt)
+    summary = writer.stats.to_dict()
+    dropped = ", ".join(f"{reason} {count}" for reason, count in summary["dropped"].items() if count) or "none"
+    click.echo(f"kept {summary['kept']} of {summary['attempts']} attempts ({summary['turns_kept']} turns, "
+               f"{summary['turns_per_kept']} a trajectory); dropped: {dropped}")
+    click.echo(f"tokens {summary['tokens_in']} in / {summary['tokens_out']} out, ${summary['cost_usd']:.4f}, "
+               f"{summary['duration_s']:.0f} s of attempts")
+    click.echo(f"trajectories: {out}", err=True)
+    return 0

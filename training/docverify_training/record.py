@@ -1,0 +1,205 @@
+"""Recording a teacher: each turn, the prompt the student would see and the answer it should give.
+
+:class:`RecordingPolicy` wraps any policy (the teacher). Its episodes ask the
+teacher for each action, and alongside keep a *shadow* of the student's agent loop
+(:class:`docverify_models.agent.Agent`, with the student policy's options, never
+calling a model): the shadow renders the prompt for the page the teacher saw, the
+teacher's action becomes the answer in the loop's JSON format
+(:func:`answer_text`, with a short true Thought where the teacher gave none), and
+the shadow remembers it as its own, so the next prompt's history is the one the
+student would have had.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from docverify.execute.actions import Action, ActionKind, Observation
+from docverify.execute.policy import Episode, Policy
+from docverify.scrub import scrub
+from docverify.task import Task
+from docverify_models.agent import Agent, ModelOptions
+
+#: Where a thought is cut (the student's schema bounds free text; the llamacpp engine's at 100).
+DEFAULT_MAX_TEXT = 100
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def thought_for(action: Action, task: Task, limit: int = DEFAULT_MAX_TEXT) -> str:
+    """The teacher's thought, or one that says what is true of the action: the doc
+    step it serves and what it does on the page (a policy without a model gives none)."""
+    if action.thought:
+        return _cut(action.thought, limit)
+    steps = {step.number: step for step in task.procedure.all_steps()}
+    step = steps.get(action.step or "")
+    doc = f"Step {step.number}: {task.resolve(step.text)}" if step is not None else ""
+    match action.kind:
+        case ActionKind.DONE if action.status == "success":
+            text = "Every step of the procedure is done."
+        case ActionKind.DONE:
+            text = f"Blocked: {action.message or 'the step cannot be done here'}."
+        case ActionKind.FLAG_STEP if action.finding is not None:
+            text = (f"Step {action.step}: the doc says {action.finding.expected!r}, the console shows "
+                    f"{action.finding.observed!r}.")
+        case _:
+            what = action.describe()
+            text = f"{doc} -> {what}" if doc else what
+            if len(text) > limit and doc:  # keep the action whole, cut the doc's words
+                room = max(limit - len(what) - 4, 12)
+                text = f"{_cut(doc, room)} -> {what}"
+    return _cut(text, limit)
+
+
+def answer_text(action: Action, task: Task, limit: int = DEFAULT_MAX_TEXT) -> str:
+    """``action`` as the agent loop's answer: one JSON object, the action first (as the
+    constrained schema orders it), the thought, then the fields that action takes.
+    :func:`docverify_models.schema.to_action` reads it back to the same action."""
+    out: dict[str, Any] = {"action": action.kind.value, "thought": thought_for(action, task, limit)}
+    if action.kind is ActionKind.DONE:
+        out["status"] = action.status
+        if action.message:
+            out["message"] = _cut(action.message, min(200, limit * 2))
+    elif action.kind is ActionKind.FLAG_STEP:
+        finding = action.finding
+        assert finding is not None
+        out.update(step=action.step, finding=finding.kind.value, expected=_cut(finding.expected or "?", 200),
+                   observed=_cut(finding.observed or "?", 200))
+    else:
+        if action.ref:
+            out["ref"] = action.ref
+        if action.value is not None:
+            out["value"] = action.value
+        if action.step:
+            out["step"] = action.step
+    return scrub(json.dumps(out, ensure_ascii=False))
+
+
+def reads_back(completion: str, action: Action, observation: Observation, task: Task) -> bool:
+    """Whether the student's loop reads ``completion`` as ``action`` on this page (same
+    kind, element, value and step): an answer it would refuse or misread is no example."""
+    from docverify_models.schema import InvalidAnswer, to_action
+
+    try:
+        read = to_action(completion, observation, task)
+    except InvalidAnswer:
+        return False
+    if action.kind is ActionKind.FLAG_STEP:
+        return read.kind is action.kind and read.step == action.step
+    if action.kind is ActionKind.DONE:
+        return read.kind is action.kind and read.status == action.status
+    return (read.kind, read.ref, read.value, read.step) == (action.kind, action.ref, action.value, action.step)
+
+
+@dataclass
+class RecordedTurn:
+    index: int
+    prompt: list[dict[str, str]]
+    completion: str
+    action: dict[str, Any]
+    step: str | None
+    by: str
+    url: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    outcome: str = "end"
+    error: str | None = None
+
+
+@dataclass
+class Recording:
+    """One attempt's turns, in order."""
+
+    task: Task
+    turns: list[RecordedTurn] = field(default_factory=list)
+    invalid_outputs: int = 0  #: answers the teacher's model gave that failed the schema
+    unreadable: int = 0  #: answers the student's loop would not read back as the teacher's action
+
+
+class RecordingEpisode(Episode):
+    def __init__(self, inner: Episode, task: Task, student: ModelOptions, teacher: str, max_text: int,
+                 recording: Recording) -> None:
+        super().__init__()
+        self.inner = inner
+        self.usage = inner.usage  # the teacher's usage is the episode's
+        self.task = task
+        self.teacher = teacher
+        self.max_text = max_text
+        self.recording = recording
+        self.shadow = Agent(task, backend=None, options=student, meter=None, usage=None)  # type: ignore[arg-type]
+
+    async def next_action(self, observation: Observation) -> Action:
+        turns = self.recording.turns
+        if turns:  # how the previous action went
+            turns[-1].outcome = "failed" if observation.error else "ok"
+            turns[-1].error = observation.error
+        self.shadow.outcome(observation)
+        prompt = self.shadow.messages(observation, None)
+        before = (self.usage.tokens_in, self.usage.tokens_out)
+        action = await self.inner.next_action(observation)
+        self.recording.invalid_outputs = self.usage.invalid_outputs
+        completion = answer_text(action, self.task, self.max_text)
+        if not reads_back(completion, action, observation, self.task):
+            self.recording.unreadable += 1
+        turns.append(RecordedTurn(len(turns), prompt, completion,
+                                  action.to_dict(), action.step, action.by or self.teacher, observation.url,
+                                  self.usage.tokens_in - before[0], self.usage.tokens_out - before[1]))
+        self.shadow.remember(action)
+        return action
+
+    def provisioned(self, report: str) -> None:
+        self.shadow.state.reports.append(report)
+        self.inner.provisioned(report)
+
+    def resume(self) -> bool:
+        return self.inner.resume()
+
+
+class RecordingPolicy(Policy):
+    """The teacher, recorded: every episode's turns land in :attr:`recordings` by task id."""
+
+    name = "recording"
+
+    def __init__(self, teacher: Policy, student: ModelOptions, max_text: int = DEFAULT_MAX_TEXT) -> None:
+        super().__init__(teacher.options)
+        self.teacher = teacher
+        self.student = student
+        self.max_text = max_text
+        self.recordings: dict[str, Recording] = {}
+        self.lock = threading.Lock()
+
+    @property
+    def meter(self):  # type: ignore[override]
+        return self.teacher.meter
+
+    @meter.setter
+    def meter(self, value) -> None:
+        self.teacher.meter = value
+
+    @property
+    def sees_screenshots(self) -> bool:
+        return self.teacher.sees_screenshots
+
+    def prepare(self) -> None:
+        self.teacher.prepare()
+
+    def start(self, task: Task) -> Episode:
+        recording = Recording(task)
+        with self.lock:
+            self.recordings[task.id] = recording
+        return RecordingEpisode(self.teacher.start(task), task, self.student, self.teacher.name, self.max_text,
+                                recording)
+
+    def close(self) -> None:
+        self.teacher.close()
+
+    def take(self, task_id: str) -> Recording | None:
+        """The recording of ``task_id``'s attempt, removed from the policy."""
+        with self.lock:
+            return self.recordings.pop(task_id, None)
