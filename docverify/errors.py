@@ -78,3 +78,11 @@ class Undecided(Exception):
 class CredentialsRejected(EnvironmentProblem):
     """The console refused the account's credentials (a sign-in or an AccessKey): the
     account is unusable until someone fixes it (the account pool quarantines it)."""
+
+
+def yaml_error_at(error: Exception) -> tuple[int | None, str]:
+    """Where a ``yaml.YAMLError`` points (its line, 0-based; None when it names
+    none) and what it says, for messages that name the file and line."""
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or (str(error).splitlines() or ["syntax error"])[0]
+    return (mark.line if mark is not None else None), problem

@@ -45,6 +45,7 @@ from typing import Any
 
 import yaml
 
+from docverify.errors import yaml_error_at
 from docverify.parse.model import Annotation, Diagnostic, Severity
 
 _COMMENT = re.compile(r"^\s*<!--\s*docverify\s*:", re.IGNORECASE)
@@ -85,9 +86,8 @@ def parse_body(body: str, body_line: int, line: int, path: str) -> tuple[ParsedA
         data = yaml.safe_load(body) if body.strip() else None
         node = yaml.compose(body, Loader=yaml.SafeLoader) if isinstance(data, dict) else None
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        error_line = body_line + mark.line if mark is not None else line
-        problem = getattr(error, "problem", None) or "syntax error"
+        at, problem = yaml_error_at(error)
+        error_line = body_line + at if at is not None else line
         return None, [Diagnostic(path, error_line, Severity.ERROR, f"docverify annotation is not valid YAML: {problem}")]
     except Exception as error:  # noqa: BLE001 - odd input can make yaml raise anything
         return None, [Diagnostic(path, line, Severity.ERROR, f"docverify annotation could not be read: {error}")]

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from docverify.errors import yaml_error_at
 from docverify.parse.model import Diagnostic, Severity
 
 _OPEN = "---"
@@ -44,9 +45,8 @@ def split_front_matter(lines: list[str], path: str) -> FrontMatter:
     try:
         data = yaml.safe_load(text) if text.strip() else {}
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = 2 + mark.line if mark is not None else 1
-        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        at, problem = yaml_error_at(error)
+        line = 2 + at if at is not None else 1
         result.diagnostics.append(Diagnostic(path, line, Severity.WARNING, f"front matter is not valid YAML: {problem}"))
         return result
     except Exception as error:  # noqa: BLE001 - yaml can raise odd errors on odd input

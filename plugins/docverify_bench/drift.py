@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from docverify.errors import yaml_error_at
 from docverify_bench.tasks import BenchError
 
 #: The sandbox releases a doc of the set is written for, and checked at.
@@ -67,8 +68,8 @@ def load_truth(folder: Path) -> list[Expected]:
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            raise BenchError(f"{path}:{mark.line + 1 if mark else 1}: not YAML ({error})") from None
+            at, problem = yaml_error_at(error)
+            raise BenchError(f"{path}:{(at or 0) + 1}: not YAML ({problem})") from None
         writer = str(data.get("writer") or path.stem)
         for index, item in enumerate(data.get("procedures") or []):
             where = f"{path}: procedure {index + 1}"

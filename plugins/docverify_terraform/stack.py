@@ -37,7 +37,7 @@ from typing import Any, Iterable, Mapping
 
 import yaml
 
-from docverify.errors import EnvironmentProblem
+from docverify.errors import EnvironmentProblem, yaml_error_at
 from docverify.provision.meta import META_TYPES, UNNAMED, Requirement, instance_name
 
 #: The default region where a procedure names none.
@@ -112,9 +112,9 @@ class TemplateSet:
             try:
                 data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
             except yaml.YAMLError as error:
-                mark = getattr(error, "problem_mark", None)
-                line = f":{mark.line + 1}" if mark is not None else ""
-                raise TemplateError(f"{path}{line}: not valid YAML: {getattr(error, 'problem', error)}") from None
+                at, problem = yaml_error_at(error)
+                line = f":{at + 1}" if at is not None else ""
+                raise TemplateError(f"{path}{line}: not valid YAML: {problem}") from None
             if not isinstance(data, dict):
                 raise TemplateError(f"{path}: must map META types to Terraform resource types (vpc: alicloud_vpc)")
             for key, value in data.items():

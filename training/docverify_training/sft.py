@@ -24,7 +24,7 @@ import yaml
 from transformers import TrainerCallback
 from trl import SFTConfig
 
-from docverify.errors import UsageError
+from docverify.errors import UsageError, yaml_error_at
 
 #: Defaults that fit a CPU run of a small model (TRL's own defaults target GPUs).
 CPU_DEFAULTS: dict[str, Any] = {
@@ -65,9 +65,9 @@ def load_settings(config_file: Path | None, overrides: dict[str, Any], output: P
         except OSError as error:
             raise UsageError(f"--config {config_file}: {error.strerror or error}") from None
         except yaml.YAMLError as error:
-            mark = getattr(error, "problem_mark", None)
-            line = f":{mark.line + 1}" if mark is not None else ""
-            raise UsageError(f"{config_file}{line}: not YAML ({getattr(error, 'problem', error)})") from None
+            at, problem = yaml_error_at(error)
+            line = f":{at + 1}" if at is not None else ""
+            raise UsageError(f"{config_file}{line}: not YAML ({problem})") from None
         if not isinstance(data, dict):
             raise UsageError(f"{config_file}: must be a mapping of settings (key: value)")
         values.update(data)
