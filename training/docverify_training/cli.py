@@ -129,12 +129,15 @@ def _settings(values: tuple[str, ...]) -> dict:
 @click.option("-S", "--setting", "settings", multiple=True, metavar="KEY=VALUE",
               help="One setting over the file's, e.g. -S num_train_epochs=3 (repeatable).")
 @click.option("--resume", is_flag=True, help="Continue from the output folder's last checkpoint.")
+@click.option("--gguf", type=click.Choice(["f16", "f32", "none"]), default="f16", show_default=True,
+              help="Write OUTPUT/model.gguf for the llamacpp policy (when the base model was a GGUF).")
 @click.option("--list-settings", is_flag=True, help="List every setting with its default and exit.")
 def sft(model: str, data: tuple[Path, ...], output: Path | None, config_file: Path | None,
-        settings: tuple[str, ...], resume: bool, list_settings: bool) -> int:
+        settings: tuple[str, ...], resume: bool, gguf: str, list_settings: bool) -> int:
     """Supervised fine-tuning on trajectories: TRL's SFTTrainer with LoRA adapters
     (full fine-tuning with -S lora=false), the loss on the assistant's answers only.
-    The merged model lands in OUTPUT/model, a plain Hugging Face folder.
+    The merged model lands in OUTPUT/model, a plain Hugging Face folder, and in
+    OUTPUT/model.gguf for the llamacpp policy when the base model was a GGUF.
 
     \b
       docverify rollout --policy literal --tasks benchmark/solutions --out sft/literal.jsonl
@@ -166,10 +169,20 @@ def sft(model: str, data: tuple[Path, ...], output: Path | None, config_file: Pa
         click.echo(f"skipped {problems.skipped} malformed line(s); the first: {problems.first}", err=True)
     examples = [example for trajectory in trajectories for example in sft_examples(trajectory)]
     config = trainer.load_settings(config_file, _settings(settings), output)
-    folder = models.hf_folder(model, output.parent / "base-models")
+    folder, base_gguf = models.hf_folder(model, output.parent / "base-models")
     click.echo(f"{len(trajectories)} trajectories, {len(examples)} examples; model {folder}", err=True)
     report, _ = trainer.train_sft(folder, examples, config, resume=resume)
     click.echo(f"{report['steps']} steps in {report['seconds']:.0f} s ({report['steps_per_s']} steps/s), "
                f"loss {report['loss_first']} -> {report['loss_last']}, peak memory {report['peak_rss_mb']:.0f} MB")
-    click.echo(report.get("resume") or f"model: {report['model']}")
-    return 130 if report["interrupted"] else 0
+    if report["interrupted"]:
+        click.echo(report["resume"])
+        return 130
+    click.echo(f"model: {report['model']}")
+    if base_gguf is not None and gguf != "none":
+        from docverify_training.export import export_gguf
+
+        written = export_gguf(Path(report["model"]), output / "model.gguf", template=base_gguf, dtype=gguf)
+        click.echo(f"GGUF: {written} (the llamacpp policy: -O policy.llamacpp.model_path={written})")
+    elif gguf != "none":
+        click.echo("no GGUF written: the base model was a folder, not a GGUF (its tokenizer is needed)", err=True)
+    return 0

@@ -30,9 +30,10 @@ def shipped_gguf() -> Path:
     return found[0]
 
 
-def hf_folder(model: str, cache: Path) -> Path:
-    """A Hugging Face folder for ``model`` (converted into ``cache`` when it is a GGUF);
-    a UsageError naming the path when there is none."""
+def hf_folder(model: str, cache: Path) -> tuple[Path, Path | None]:
+    """A Hugging Face folder for ``model`` (converted into ``cache`` when it is a GGUF),
+    and the GGUF it came from (None for a folder); a UsageError naming the path when
+    there is none."""
     if model == SMOLLM2:
         gguf = shipped_gguf()
     else:
@@ -41,7 +42,7 @@ def hf_folder(model: str, cache: Path) -> Path:
             if not (path / "config.json").is_file():
                 raise UsageError(f"--model {model}: the folder has no config.json (not a Hugging Face model folder)",
                                  hint="give a model folder, a .gguf file or 'smollm2'")
-            return path
+            return path, None
         if not path.is_file():
             raise UsageError(f"--model {model}: no such file or folder", hint="give a model folder, a .gguf file or "
                                                                              "'smollm2'")
@@ -49,10 +50,9 @@ def hf_folder(model: str, cache: Path) -> Path:
             raise UsageError(f"--model {model}: a file must be a .gguf model", hint="or give a model folder")
         gguf = path
     target = cache / f"{gguf.stem}-hf"
-    if (target / "config.json").is_file():
-        return target
-    convert_gguf(gguf, target)
-    return target
+    if not (target / "config.json").is_file():
+        convert_gguf(gguf, target)
+    return target, gguf
 
 
 def convert_gguf(gguf: Path, target: Path) -> None:

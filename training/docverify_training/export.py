@@ -1,0 +1,111 @@
+"""A trained model as GGUF, so the ``llamacpp`` policy loads it with one setting.
+
+llama.cpp reads GGUF; training writes Hugging Face folders. :func:`export_gguf`
+writes a Llama-family folder (SmolLM2, Llama, Qwen2-style llama layouts without
+biases) as GGUF: the architecture's numbers from the folder's ``config.json``, the
+tokenizer (vocabulary, merges, special tokens, pre-tokenizer, chat template) copied
+from the base model's GGUF — the one the model was trained from — and every weight
+renamed to llama.cpp's names, the query and key projections permuted to its rotary
+layout (the inverse of what reading a GGUF into transformers undoes).
+
+    docverify train sft ... --output runs/sft     # runs/sft/model.gguf when the base was a GGUF
+    docverify check docs/ --policy llamacpp -O policy.llamacpp.model_path=runs/sft/model.gguf
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from docverify.errors import UsageError
+
+#: Keys of the base GGUF that describe the weights it held, not the model: never copied.
+NOT_COPIED = ("GGUF.", "general.file_type", "general.quantization_version")
+#: Tensor element types a model can be written in.
+DTYPES = ("f32", "f16")
+
+
+def _permute(weights: Any, heads: int) -> Any:
+    """Hugging Face's rotary layout (halves) to llama.cpp's (interleaved pairs), per head."""
+    return (weights.reshape(heads, 2, weights.shape[0] // heads // 2, *weights.shape[1:])
+            .swapaxes(1, 2).reshape(weights.shape))
+
+
+def export_gguf(model_folder: Path, out: Path, *, template: Path, dtype: str = "f16") -> Path:
+    """Write the model at ``model_folder`` to ``out`` (GGUF), its tokenizer from
+    ``template`` (the base model's GGUF). ``dtype``: the matrices' type (norms stay f32)."""
+    import gguf
+    import numpy as np
+    from safetensors.numpy import load_file
+
+    if dtype not in DTYPES:
+        raise UsageError(f"export dtype '{dtype}': use one of {', '.join(DTYPES)}")
+    config = json.loads((model_folder / "config.json").read_text(encoding="utf-8"))
+    if config.get("model_type") != "llama":
+        raise UsageError(f"{model_folder}: a {config.get('model_type')!r} model; GGUF export handles llama-family "
+                         "models (SmolLM2, Llama)", hint="convert it with llama.cpp's convert_hf_to_gguf.py")
+    reader = gguf.GGUFReader(str(template))
+    vocab = int(config["vocab_size"])
+    base_vocab = len(reader.fields["tokenizer.ggml.tokens"].data)
+    if base_vocab != vocab:
+        raise UsageError(f"{model_folder} has a vocabulary of {vocab} tokens, its base {template} of {base_vocab}",
+                         hint="export against the GGUF the model was trained from")
+    tensors: dict[str, Any] = {}
+    for shard in sorted(model_folder.glob("*.safetensors")):
+        tensors.update(load_file(str(shard)))
+    if not tensors:
+        raise UsageError(f"{model_folder}: no *.safetensors weights")
+    layers = int(config["num_hidden_layers"])
+    heads, kv_heads = int(config["num_attention_heads"]), int(config.get("num_key_value_heads") or
+                                                             config["num_attention_heads"])
+    hidden = int(config["hidden_size"])
+    head_dim = int(config.get("head_dim") or hidden // heads)
+    names = gguf.TensorNameMap(gguf.MODEL_ARCH.LLAMA, layers)
+
+    partial = out.with_name(out.name + ".partial")
+    writer = gguf.GGUFWriter(str(partial), "llama")
+    for key, field in reader.fields.items():
+        if key.startswith(NOT_COPIED) or key == "general.architecture" or key.startswith("llama."):
+            continue
+        value = field.contents()
+        sub_type = field.types[1] if len(field.types) > 1 else None
+        writer.add_key_value(key, value, field.types[0], sub_type)
+    writer.add_block_count(layers)
+    writer.add_context_length(int(config.get("max_position_embeddings") or 2048))
+    writer.add_embedding_length(hidden)
+    writer.add_feed_forward_length(int(config["intermediate_size"]))
+    writer.add_head_count(heads)
+    writer.add_head_count_kv(kv_heads)
+    rope = config.get("rope_parameters") or {}  # transformers 5 keeps rope_theta there
+    if rope.get("rope_type", "default") != "default":
+        raise UsageError(f"{model_folder}: rope_type {rope['rope_type']!r} is not exported (only the default rope)")
+    writer.add_rope_freq_base(float(rope.get("rope_theta") or config.get("rope_theta") or 10000.0))
+    writer.add_layer_norm_rms_eps(float(config.get("rms_norm_eps") or 1e-5))
+    writer.add_vocab_size(vocab)
+    writer.add_rope_dimension_count(head_dim)
+    writer.add_file_type(gguf.LlamaFileType.MOSTLY_F16 if dtype == "f16" else gguf.LlamaFileType.ALL_F32)
+
+    tied = bool(config.get("tie_word_embeddings"))
+    for name, weights in sorted(tensors.items()):
+        if name == "lm_head.weight" and tied:
+            continue
+        base = name.removesuffix(".weight")
+        target = names.get_name(base)
+        if target is None or not name.endswith(".weight"):
+            raise UsageError(f"{model_folder}: tensor {name} has no llama.cpp name (biases and other extras are "
+                             "not supported)")
+        data = np.asarray(weights, dtype=np.float32)
+        if base.endswith("self_attn.q_proj"):
+            data = _permute(data, heads)
+        elif base.endswith("self_attn.k_proj"):
+            data = _permute(data, kv_heads)
+        if data.ndim > 1 and dtype == "f16":
+            data = data.astype(np.float16)
+        writer.add_tensor(f"{target}.weight", data)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    partial.rename(out)
+    return out
