@@ -499,6 +499,11 @@ _EXISTING_AFTER = re.compile(
     re.IGNORECASE,
 )
 _IN_LIST = re.compile(r"\bin\s+the\s+$", re.IGNORECASE)
+#: A clicked label that is a resource's name, not a control's: lower case, digits, "-", "_" or ".",
+#: with a digit or a separator ("default-vpc", "web01"; not "Create", "OK").
+_RESOURCE_NAME = re.compile(r"(?=[a-z0-9._-]*[0-9._-])[a-z0-9][a-z0-9._-]{2,79}")
+#: Types whose names are unique across the whole cloud: never provisioned under the doc's name.
+_GLOBAL_NAMES = frozenset({"oss_bucket"})
 #: Leading clauses that state a purpose or a condition, not a precondition.
 _PURPOSE = re.compile(
     r"^\s*(?:(?:to|if|when|before|after|in\s+order\s+to)\b[^,，]{0,160}[,，]"
@@ -663,6 +668,7 @@ class _Collector:
         self.counts: dict[str, int] = {}  #: more than one where a dependency needs it (an ALB's two vSwitches)
         self.creates: dict[str, list[Evidence]] = {}
         self.weak: set[str] = set()  #: outputs only a heading suggests: a need found in the text wins
+        self.names: dict[str, str] = {}  #: the name a step gives what it acts on ("In the VPC list, click default-vpc")
 
     def need(self, meta_type: str, evidence: Evidence, attributes: dict[str, Any] | None = None) -> None:
         items = self.needs.setdefault(meta_type, [])
@@ -779,10 +785,14 @@ def _step(step: Step, product: str | None, collector: _Collector) -> None:
         after = text[mention.end: mention.end + 90]
         if _CREATE_BEFORE.search(before) or re.search(r"\b(?:after|once|when|before)\s+(?:the|a|an|your)\s+$", before, re.IGNORECASE):
             continue
-        if _EXISTING_BEFORE.search(before) or _EXISTING_AFTER.match(after) or (
-            _IN_LIST.search(before) and re.match(r"^\s+list\b", after, re.IGNORECASE)
-        ):
+        in_list = bool(_IN_LIST.search(before) and re.match(r"^\s+list\b", after, re.IGNORECASE))
+        if _EXISTING_BEFORE.search(before) or _EXISTING_AFTER.match(after) or in_list:
             collector.need(mention.type, evidence)
+        if in_list and mention.type not in _GLOBAL_NAMES:  # "In the VPC list, click **default-vpc**": its name
+            clicked = next((a.target for a in step.actions if a.intent is Intent.CLICK and a.target
+                            and _RESOURCE_NAME.fullmatch(a.target)), None)
+            if clicked:
+                collector.names.setdefault(mention.type, clicked)
     for row in step.fields:
         meta_type = _FIELD_LABELS.get(_norm(row.name))
         if meta_type and not re.match(r"^\s*(?:create|new|none|do not|不)", row.value or "", re.IGNORECASE):
@@ -885,7 +895,7 @@ def analyze(procedure: Procedure, *, suffix: str | None = None) -> MetaPlan:
         ordered = sorted(evidence, key=lambda e: _EVIDENCE_ORDER.get(e.kind, 9))  # the doc's own words first
         requirements.append(Requirement(type=meta_type, count=collector.counts.get(meta_type, 1),
                                         attributes=dict(collector.attributes.get(meta_type, {})),
-                                        source="inferred", evidence=ordered))
+                                        name=collector.names.get(meta_type), source="inferred", evidence=ordered))
         present.add(meta_type)
     requirements = close(requirements)
     if suffix is not None:

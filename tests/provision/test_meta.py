@@ -436,3 +436,30 @@ def test_an_ipv6_gateway_the_step_acts_on_is_required(tmp_path):
     assert _types(plan) == {"vpc": 1, "ipv6_gateway": 1}
     gateway = next(r for r in plan.requirements if r.type == "ipv6_gateway")
     assert gateway.evidence[0].kind == "step" and gateway.evidence[0].line == 4
+
+
+def test_a_resource_the_doc_names_in_a_list_is_provisioned_under_that_name(tmp_path):
+    procedure = _procedure(tmp_path, """
+        # Create a vSwitch
+
+        1. In the VPC list, click **default-vpc**.
+        2. On the VPC details page, click **Create VSwitch**.
+    """)
+    (vpc,) = [r for r in resolve_meta(procedure) if r.type == "vpc"]
+    assert vpc.name == "default-vpc" and vpc.source == "inferred"
+    named = make_task(procedure, suffix="ab12cd")
+    assert [r.name for r in resolve_meta(named) if r.type == "vpc"] == ["default-vpc"]  # no suffix: the doc's name
+    control = _procedure(tmp_path, """
+        # Create a vSwitch
+
+        1. In the VPC list, click **Manage**.
+    """, "control.md")
+    assert [r.name for r in resolve_meta(make_task(control, suffix="ab12cd")) if r.type == "vpc"] == \
+        ["docverify-vpc-ab12cd"]  # a control's label is no name
+    bucket = _procedure(tmp_path, """
+        # Upload a file
+
+        1. In the bucket list, click **site-images-01**.
+    """, "bucket.md")
+    names = [r.name for r in resolve_meta(make_task(bucket, suffix="ab12cd")) if r.type == "oss_bucket"]
+    assert names and names[0] != "site-images-01"  # bucket names are global: never the doc's
