@@ -128,6 +128,22 @@ CONFIRM_WORDS = ("OK", "Confirm", "Continue", "Yes", "确定", "确认", "继续
 CANCEL = re.compile(r"^\s*(?:cancel|close|no|back|取消|关闭|否|返回)\s*$", re.I)
 
 
+
+#: "Wait until the status of the EIP changes to In Use", "wait for the instance to become Running"
+_WAIT = re.compile(r"\bwait\s+(?:until|for)\b(?P<rest>.*)", re.IGNORECASE | re.DOTALL)
+
+
+def awaited_state(step: Step) -> str | None:
+    """The state a "wait until ... X" step waits for: the last of its labels
+    (bold or code words) in the sentence after "wait until"; None when it waits for none."""
+    match = _WAIT.search(step.text)
+    if match is None:
+        return None
+    rest = match.group("rest")
+    sentence = re.split(r"(?<=[.!?])\s", rest, maxsplit=1)[0]
+    found = [(sentence.rfind(label), label) for label in step.labels if label and label in sentence]
+    return max(found)[1] if found else None
+
 class LiteralPolicy(FollowingPolicy):
     """Follows the doc's steps as written; flags every place where the console differs."""
 
@@ -696,6 +712,13 @@ class LiteralEpisode(Episode):
             found = self.find(act.target, None)
             if found.element is not None and found.kind is not MatchKind.CLOSE:
                 return
+        state = awaited_state(step)
+        if state is not None:  # "Wait until the status of the EIP changes to **In Use**"
+            if state in (self.observation.snapshot if self.observation else ""):
+                return
+            yield Action(ActionKind.WAIT_FOR, value=state, target=f"'{state}' on the page", step=step.number)
+            if self.observation is not None and not self.observation.error:
+                return  # it came (a console refreshes rows on their way to another status)
         if names and any(name in (self.observation.snapshot if self.observation else "") for name in names):
             return  # what we created shows on the page
         yield self.flag(step, act.line, FindingKind.NOT_VERIFIABLE, step.text, "checked by the success criteria, not literally")
@@ -1131,6 +1154,8 @@ class LiteralEpisode(Episode):
         """Whether a failed page action ends the episode (the literal follower has no
         other way; a delegate may veto, letting its model see the error and recover).
         A link to a page the console under test does not have is no failure of the doc's."""
+        if failed.kind is ActionKind.WAIT_FOR:  # a state that never came: the next step tells what that means
+            return False
         return not (failed.kind is ActionKind.GOTO and "://" in (failed.value or ""))
 
     def unverifiable(self, step: Step, reason: str) -> AsyncIterator[Action]:

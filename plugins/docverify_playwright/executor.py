@@ -482,9 +482,15 @@ class PlaywrightSession:
                     await self.patiently(action, lambda ms: element.scroll_into_view_if_needed(timeout=ms), element)
                 else:
                     await page.mouse.wheel(0, -600 if action.value == "up" else 600)
-            case ActionKind.WAIT_FOR:
+            case ActionKind.WAIT_FOR:  # a text that never comes is the page's answer, not the environment's
                 text = page.get_by_text(action.value).first
-                await self.patiently(action, lambda ms: text.wait_for(timeout=ms), text, located=False)
+                seconds = self.run.deadlines.limit("action") * RETRY
+                try:
+                    await text.wait_for(timeout=round(seconds * 1000))
+                except Exception as error:
+                    if not timed_out(error):
+                        raise
+                    raise NotActionable(f"'{action.value}' did not appear within {seconds:.0f} s") from None
             case ActionKind.BACK:
                 await self.patiently(action, lambda ms: page.go_back(timeout=ms), repeatable=False, kind="navigation")
             case _:
