@@ -1,0 +1,81 @@
+"""GRPO's advantages: two-layer normalisation of rewards (issue 14).
+
+Each task is rolled out G times (a *group*). A rollout's reward is 1.0 when the audit
+log says the goal was reached (0.0 otherwise), from the judges where a task has no
+audit criteria. Rollouts that ended INCONCLUSIVE or ENV_ERROR carry no reward: they
+are dropped from the loss and counted, never scored 0.
+
+1. Within each group: ``(r - mean_group) / (std_group + eps)``; a group whose
+   rewards are all equal (every rollout passed, or none) teaches nothing and gets 0.
+2. Across the batch: the group-normalised values of the groups that carry a signal
+   standardised again over the batch, so batches of easy and hard tasks give the
+   update the same scale; a flat group stays at 0 (no push either way).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+#: Verdicts that carry no reward: the rollout is dropped from the loss.
+UNDECIDED = frozenset({"INCONCLUSIVE", "ENV_ERROR"})
+
+
+@dataclass(frozen=True)
+class Rollout:
+    task: str
+    reward: float | None  #: None: dropped (INCONCLUSIVE, ENV_ERROR)
+    verdict: str = ""
+
+
+@dataclass
+class Advantages:
+    values: list[float | None]  #: one per rollout, in order; None for a dropped one
+    dropped: int = 0
+    flat_groups: list[str] = field(default_factory=list)  #: tasks whose rollouts all had one reward
+
+
+def _mean_std(values: Sequence[float]) -> tuple[float, float]:
+    mean = sum(values) / len(values)
+    return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+
+
+def reward_of(verdict: str, goal_reached: bool | None) -> float | None:
+    """A rollout's reward: None for a verdict that decides nothing, else 1.0 or 0.0."""
+    if verdict in UNDECIDED or goal_reached is None:
+        return None
+    return 1.0 if goal_reached else 0.0
+
+
+def advantages(rollouts: Sequence[Rollout], eps: float = 1e-6, *, across_batch: bool = True) -> Advantages:
+    """Two-layer normalised advantages of ``rollouts`` (grouped by task)."""
+    groups: dict[str, list[int]] = {}
+    for index, rollout in enumerate(rollouts):
+        if rollout.reward is not None:
+            groups.setdefault(rollout.task, []).append(index)
+    values: list[float | None] = [None] * len(rollouts)
+    flat: list[str] = []
+    for task, members in groups.items():
+        rewards = [rollouts[i].reward for i in members]
+        mean, std = _mean_std(rewards)  # type: ignore[arg-type]
+        if std < eps:
+            flat.append(task)
+        for i in members:
+            values[i] = 0.0 if std < eps else (rollouts[i].reward - mean) / (std + eps)  # type: ignore[operator]
+    informative = [i for task, members in groups.items() if task not in flat for i in members]
+    if across_batch and informative:
+        mean, std = _mean_std([values[i] for i in informative])  # type: ignore[misc]
+        if std >= eps:
+            for i in informative:
+                values[i] = (values[i] - mean) / (std + eps)  # type: ignore[operator]
+    return Advantages(values, dropped=sum(r.reward is None for r in rollouts), flat_groups=flat)
+
+
+def group_counts(rollouts: Sequence[Rollout]) -> Mapping[str, int]:
+    """Rollouts per task (how many of each group were scored)."""
+    counts: dict[str, int] = {}
+    for rollout in rollouts:
+        if rollout.reward is not None:
+            counts[rollout.task] = counts.get(rollout.task, 0) + 1
+    return counts
