@@ -61,7 +61,7 @@ class SandboxConsole(Console):
     _sandbox: Sandbox | None = None  #: the embedded sandbox, while it runs, when procedures get accounts of their own
 
     @contextmanager
-    def task_account(self, endpoint: ConsoleEndpoint, label: str) -> Iterator[ConsoleEndpoint]:
+    def task_account(self, endpoint: ConsoleEndpoint, task_id: str) -> Iterator[ConsoleEndpoint]:
         """A new account for one procedure on the embedded sandbox (``accounts =
         "per-task"``), removed when it ends; the shared first tenant otherwise."""
         sandbox = self._sandbox

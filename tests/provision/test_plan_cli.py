@@ -32,7 +32,7 @@ def test_table_shows_meta_sources_and_terraform(runner):
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "vpc-create-vswitch" in out and "creates: vswitch" in out
-    assert "docverify-vpc-xxxxxx" in out and "alicloud_vpc.vpc_1" in out
+    assert "default-vpc" in out and "alicloud_vpc.vpc_1" in out  # the name the doc clicks in the VPC list
     assert "vpc: inferred, step L21: 4. In the VPC list, click default-vpc. (+3 more)" in out
     assert 'resource "alicloud_vpc" "vpc_1" {' in out and "# main.tf" in out
     assert "1 procedure(s) planned, 1 need resources (provider alicloud" in result.stderr
