@@ -57,7 +57,7 @@ def rollout(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str,
     from docverify_bench.run import BenchOptions, ResultsFile, run_benchmark
     from docverify_bench.tasks import load_task_set
     from docverify_training.filters import Filters
-    from docverify_training.rollout import RolloutStats, Student, TrajectoryWriter
+    from docverify_training.rollout import RolloutStats, Student, TrajectoryWriter, sidecar
 
     task_set = load_task_set(task_set_folder(tasks_dir))
     chosen = task_set.select(split, categories, (), families)
@@ -65,8 +65,7 @@ def rollout(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str,
         raise UsageError("no task matches the filters", hint="see `docverify bench tasks`")
     if split == "eval":
         click.echo("warning: rolling out the eval split: do not train on it (the benchmark measures on it)", err=True)
-    results_path = out.with_name(out.name + ".results.json")
-    stats_path = out.with_name(out.name + ".stats.json")
+    results_path, stats_path = sidecar(out, "results"), sidecar(out, "stats")
     if not resume and (out.exists() or results_path.exists()):
         raise UsageError(f"{out} exists", hint="give --resume to continue it, or another --out")
     app = get_app(ctx)

@@ -22,21 +22,18 @@ from docverify.execute.policy import Episode, Policy
 from docverify.scrub import scrub
 from docverify.task import Task
 from docverify_models.agent import Agent, ModelOptions
+from docverify_reports.problems import one_line
+from docverify_training.trajectory import TrajectoryTurn
 
 #: Where a thought is cut (the student's schema bounds free text; the llamacpp engine's at 100).
 DEFAULT_MAX_TEXT = 100
-
-
-def _cut(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
 def thought_for(action: Action, task: Task, limit: int = DEFAULT_MAX_TEXT) -> str:
     """The teacher's thought, or one that says what is true of the action: the doc
     step it serves and what it does on the page (a policy without a model gives none)."""
     if action.thought:
-        return _cut(action.thought, limit)
+        return one_line(action.thought, limit)
     steps = {step.number: step for step in task.procedure.all_steps()}
     step = steps.get(action.step or "")
     doc = f"Step {step.number}: {task.resolve(step.text)}" if step is not None else ""
@@ -53,8 +50,8 @@ def thought_for(action: Action, task: Task, limit: int = DEFAULT_MAX_TEXT) -> st
             text = f"{doc} -> {what}" if doc else what
             if len(text) > limit and doc:  # keep the action whole, cut the doc's words
                 room = max(limit - len(what) - 4, 12)
-                text = f"{_cut(doc, room)} -> {what}"
-    return _cut(text, limit)
+                text = f"{one_line(doc, room)} -> {what}"
+    return one_line(text, limit)
 
 
 def answer_text(action: Action, task: Task, limit: int = DEFAULT_MAX_TEXT) -> str:
@@ -65,12 +62,12 @@ def answer_text(action: Action, task: Task, limit: int = DEFAULT_MAX_TEXT) -> st
     if action.kind is ActionKind.DONE:
         out["status"] = action.status
         if action.message:
-            out["message"] = _cut(action.message, min(200, limit * 2))
+            out["message"] = one_line(action.message, min(200, limit * 2))
     elif action.kind is ActionKind.FLAG_STEP:
         finding = action.finding
         assert finding is not None
-        out.update(step=action.step, finding=finding.kind.value, expected=_cut(finding.expected or "?", 200),
-                   observed=_cut(finding.observed or "?", 200))
+        out.update(step=action.step, finding=finding.kind.value, expected=one_line(finding.expected or "?", 200),
+                   observed=one_line(finding.observed or "?", 200))
     else:
         if action.ref:
             out["ref"] = action.ref
@@ -98,26 +95,11 @@ def reads_back(completion: str, action: Action, observation: Observation, task: 
 
 
 @dataclass
-class RecordedTurn:
-    index: int
-    prompt: list[dict[str, str]]
-    completion: str
-    action: dict[str, Any]
-    step: str | None
-    by: str
-    url: str = ""
-    tokens_in: int = 0
-    tokens_out: int = 0
-    outcome: str = "end"
-    error: str | None = None
-
-
-@dataclass
 class Recording:
     """One attempt's turns, in order."""
 
     task: Task
-    turns: list[RecordedTurn] = field(default_factory=list)
+    turns: list[TrajectoryTurn] = field(default_factory=list)
     invalid_outputs: int = 0  #: answers the teacher's model gave that failed the schema
     unreadable: int = 0  #: answers the student's loop would not read back as the teacher's action
 
@@ -147,9 +129,10 @@ class RecordingEpisode(Episode):
         completion = answer_text(action, self.task, self.max_text)
         if not reads_back(completion, action, observation, self.task):
             self.recording.unreadable += 1
-        turns.append(RecordedTurn(len(turns), prompt, completion,
-                                  action.to_dict(), action.step, action.by or self.teacher, observation.url,
-                                  self.usage.tokens_in - before[0], self.usage.tokens_out - before[1]))
+        turns.append(TrajectoryTurn(len(turns), prompt, completion, action.to_dict(), action.step,
+                                    action.by or self.teacher, observation.url, outcome="end",
+                                    tokens_in=self.usage.tokens_in - before[0],
+                                    tokens_out=self.usage.tokens_out - before[1]))
         self.shadow.remember(action)
         return action
 

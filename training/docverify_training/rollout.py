@@ -21,7 +21,12 @@ from typing import Any
 
 from docverify_training.filters import REASONS, Filters, drop_reason
 from docverify_training.record import Recording, RecordingPolicy
-from docverify_training.trajectory import Trajectory, TrajectoryTurn
+from docverify_training.trajectory import Trajectory
+
+
+def sidecar(out: Path, kind: str) -> Path:
+    """The file beside the trajectories: ``FILE.stats.json``, ``FILE.results.json``."""
+    return out.with_name(f"{out.name}.{kind}.json")
 
 
 @dataclass(frozen=True)
@@ -84,13 +89,10 @@ class RolloutStats:
 def trajectory_of(recording: Recording, attempt: dict[str, Any], task: Any, teacher: dict[str, Any],
                   student: str) -> Trajectory:
     """The trajectory of one attempt: its recorded turns and what the benchmark kept of it."""
-    turns = [TrajectoryTurn(index=t.index, prompt=t.prompt, completion=t.completion, action=t.action, step=t.step,
-                            by=t.by, url=t.url, outcome=t.outcome, error=t.error, tokens_in=t.tokens_in,
-                            tokens_out=t.tokens_out) for t in recording.turns]
     return Trajectory(
         task={"id": task.id, "split": task.split, "family": task.family, "category": task.category,
               "product": task.product, "release": task.release, "path": task.file},
-        teacher=teacher, student=student, run=attempt["run"], turns=turns, verdict=attempt["verdict"],
+        teacher=teacher, student=student, run=attempt["run"], turns=list(recording.turns), verdict=attempt["verdict"],
         success=bool(attempt["success"]), reward=1.0 if attempt["success"] else 0.0, channel="audit",
         cost_usd=attempt.get("cost_usd") or 0.0, duration_s=attempt.get("duration_s") or 0.0)
 
@@ -114,7 +116,7 @@ class TrajectoryWriter:
 
     @property
     def stats_path(self) -> Path:
-        return self.out.with_name(self.out.name + ".stats.json")
+        return sidecar(self.out, "stats")
 
     def wrap(self, teacher: Any) -> RecordingPolicy:
         """The teacher, recorded in the student's prompt format (for ``run_benchmark``)."""
