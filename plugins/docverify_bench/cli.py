@@ -13,8 +13,9 @@ from docverify.errors import UsageError
 
 #: Where ``--tasks`` points when not given: the repository's task set.
 DEFAULT_TASKS = Path("benchmark") / "tasks"
-_TASKS = click.option("--tasks", "tasks_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-                      help=f"The task set's folder (holding manifest.json); default {DEFAULT_TASKS}.")
+#: ``--tasks DIR``, as every command over a task set takes it (bench, rollout).
+TASKS_OPTION = click.option("--tasks", "tasks_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                            help=f"The task set's folder (holding manifest.json); default {DEFAULT_TASKS}.")
 
 
 def task_set_folder(given: Path | None) -> Path:
@@ -40,7 +41,7 @@ def bench() -> None:
 
 
 @bench.command(context_settings=CONTEXT_SETTINGS)
-@_TASKS
+@TASKS_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as JSON.")
 def tasks(tasks_dir: Path | None, as_json: bool) -> None:
     """Check the task set against its manifest and count its tasks by split,
@@ -58,7 +59,7 @@ def tasks(tasks_dir: Path | None, as_json: bool) -> None:
 
 
 @bench.command(context_settings=CONTEXT_SETTINGS)
-@_TASKS
+@TASKS_OPTION
 @click.option("--version", "version", help="The task set's version to record (default: the manifest's).")
 @click.option("--write", is_flag=True, help="Write manifest.json (after reviewing what changed).")
 def manifest(tasks_dir: Path | None, version: str | None, write: bool) -> None:
@@ -93,7 +94,7 @@ def manifest(tasks_dir: Path | None, version: str | None, write: bool) -> None:
 
 @bench.command(context_settings=CONTEXT_SETTINGS)
 @click.option("--policy", required=True, help="The policy to measure (literal, hybrid, llamacpp, openai, ...).")
-@_TASKS
+@TASKS_OPTION
 @click.option("--split", type=click.Choice(["train", "eval"]), default=None, help="Only this split (default: all).")
 @click.option("--category", "categories", multiple=True, help="Only these categories (repeatable).")
 @click.option("--product", "products", multiple=True, help="Only these products, e.g. oss (repeatable).")

@@ -127,8 +127,6 @@ CONFIRM_DEFAULTS = ("OK", "Confirm", "确定")
 CONFIRM_WORDS = ("OK", "Confirm", "Continue", "Yes", "确定", "确认", "继续")
 CANCEL = re.compile(r"^\s*(?:cancel|close|no|back|取消|关闭|否|返回)\s*$", re.I)
 
-
-
 #: "Wait until the status of the EIP changes to In Use", "wait for the instance to become Running"
 _WAIT = re.compile(r"\bwait\s+(?:until|for)\b(?P<rest>.*)", re.IGNORECASE | re.DOTALL)
 
@@ -143,6 +141,7 @@ def awaited_state(step: Step) -> str | None:
     sentence = re.split(r"(?<=[.!?])\s", rest, maxsplit=1)[0]
     found = [(sentence.rfind(label), label) for label in step.labels if label and label in sentence]
     return max(found)[1] if found else None
+
 
 class LiteralPolicy(FollowingPolicy):
     """Follows the doc's steps as written; flags every place where the console differs."""

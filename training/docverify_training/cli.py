@@ -8,12 +8,12 @@ import click
 
 from docverify.cli import CONTEXT_SETTINGS, get_app
 from docverify.errors import UsageError
+from docverify_bench.cli import TASKS_OPTION
 
 
 @click.command(context_settings=CONTEXT_SETTINGS)
 @click.option("--policy", required=True, help="The teacher (literal, hybrid, openai, ...).")
-@click.option("--tasks", "tasks_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="The task set's folder (holding manifest.json); default benchmark/tasks.")
+@TASKS_OPTION
 @click.option("--split", type=click.Choice(["train", "eval"]), default="train", show_default=True,
               help="The split to roll out; train data comes from the train split only.")
 @click.option("--category", "categories", multiple=True, help="Only these categories (repeatable).")
