@@ -269,8 +269,10 @@ class Store:
         """A new tenant with fresh credentials and the default tenants' user names
         (an administrator ``alice``, a read-only ``bob``), holding what ``seeder``
         gives it: one per procedure, so procedures never see each other's resources."""
-        with self.lock:
+        with self.lock:  # past any account a kept state (data_dir) still holds from an interrupted run
             self._made += 1
+            while self.account(f"3{self._made:015d}") or self.account_by_alias(f"task{self._made}"):
+                self._made += 1
             number = self._made
         token = secrets.token_hex
         acct = DefaultAccount(f"3{number:015d}", f"task{number}", "Root-" + token(8), "LTAI5t" + token(7),

@@ -108,3 +108,15 @@ def test_procedures_in_parallel_do_not_act_on_each_others_resources(tmp_path, ac
         assert got == verdicts, result.output
     else:
         assert got.count("PASS") < 3, result.output
+
+
+def test_an_account_an_interrupted_run_left_in_a_kept_state_is_skipped(tmp_path):
+    first = Store(tmp_path / "sandbox.db")
+    left = first.new_account(seed_resources)  # never removed: the run was killed
+    first.close()
+    second = Store(tmp_path / "sandbox.db")
+    try:
+        fresh = second.new_account(seed_resources)
+        assert fresh.account_id != left.account_id and fresh.alias != left.alias
+    finally:
+        second.close()
