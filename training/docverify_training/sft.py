@@ -98,6 +98,7 @@ class StopOnSignal(TrainerCallback):
 
     def __init__(self) -> None:
         self.stopped = False
+        self.previous: dict[int, Any] = {}
 
     def install(self) -> None:
         def handler(signum, frame):  # noqa: ARG001 - the signal API
@@ -105,7 +106,7 @@ class StopOnSignal(TrainerCallback):
         self.previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
 
     def uninstall(self) -> None:
-        for sig, previous in getattr(self, "previous", {}).items():
+        for sig, previous in self.previous.items():
             signal.signal(sig, previous)
 
     def on_step_end(self, args, state, control, **kwargs):  # noqa: ARG002 - TrainerCallback's signature
@@ -146,6 +147,9 @@ def train_sft(model_folder: Path, examples: list[dict[str, Any]], settings: SFTS
     trainer = SFTTrainer(model=model, args=settings, train_dataset=dataset, processing_class=tokenizer,
                          peft_config=peft_config, callbacks=[stop])
     output = Path(settings.output_dir)
+    if resume and not any(output.glob("checkpoint-*")):
+        raise UsageError(f"--resume: {output} holds no checkpoint to continue from",
+                         hint="run without --resume, or give the --output of the interrupted run")
     started = time.perf_counter()
     stop.install()
     try:
