@@ -131,6 +131,10 @@ def train_sft(model_folder: Path, examples: list[dict[str, Any]], settings: SFTS
     if not examples:
         raise UsageError("no training examples: the data holds no kept trajectory",
                          hint="check the rollout's stats (FILE.stats.json)")
+    output = Path(settings.output_dir)
+    if resume and not any(output.glob("checkpoint-*")):
+        raise UsageError(f"--resume: {output} holds no checkpoint to continue from",
+                         hint="run without --resume, or give the --output of the interrupted run")
     tokenizer = tokenizer or AutoTokenizer.from_pretrained(str(model_folder))
     model = model or AutoModelForCausalLM.from_pretrained(str(model_folder))
     peft_config = None
@@ -146,10 +150,6 @@ def train_sft(model_folder: Path, examples: list[dict[str, Any]], settings: SFTS
     stop = StopOnSignal()
     trainer = SFTTrainer(model=model, args=settings, train_dataset=dataset, processing_class=tokenizer,
                          peft_config=peft_config, callbacks=[stop])
-    output = Path(settings.output_dir)
-    if resume and not any(output.glob("checkpoint-*")):
-        raise UsageError(f"--resume: {output} holds no checkpoint to continue from",
-                         hint="run without --resume, or give the --output of the interrupted run")
     started = time.perf_counter()
     stop.install()
     try:
