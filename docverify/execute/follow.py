@@ -3,31 +3,40 @@
 A :class:`FollowingPolicy` (the ``literal`` policy) follows the doc's steps itself. Its
 episode can be started with a :class:`Delegate`, which it asks wherever a step cannot
 be followed as written (:meth:`Delegate.stuck`), has no literal action
-(:meth:`Delegate.unverifiable`), or an action of the page failed
-(:meth:`Delegate.halts_on`); it also tells the delegate every observation and every
-action it answers. The delegate's defaults are the follower's own handling, so a
-delegate overrides only what it takes over (the ``hybrid`` policy's model). What a
-delegate may use of the episode is :class:`Follower`. Both sides are asked for by
-name (:func:`get_follower`): no plugin imports another.
+(:meth:`Delegate.unverifiable`), an action of the page failed
+(:meth:`Delegate.halts_on`), or a step's control is disabled for the resource it acts
+on (:meth:`Delegate.not_ready`), and before each step (:meth:`Delegate.before_step`);
+it also tells the delegate every observation and every action it answers. The
+delegate's defaults are the follower's own handling, so a delegate overrides only what
+it takes over (the ``hybrid`` policy's model, the ``oracle``'s release knowledge). What
+a delegate may use of the episode is :class:`Follower`. Both sides are asked for by
+name (:func:`get_follower`): no plugin imports another. A policy made of a follower and
+a delegate of its own takes :class:`DelegatingOptions` and :class:`Delegating`.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Protocol
+
+from pydantic import ConfigDict, PrivateAttr, model_validator
+from pydantic import Field as Option
 
 from docverify.check.verdict import Finding, FindingKind
 from docverify.cost import Usage
 from docverify.errors import ConfigError
 from docverify.execute.actions import Action, Observation
+from docverify.execute.locate import Element
 from docverify.execute.policy import Episode, Policy
 from docverify.parse.model import Action as DocAction
 from docverify.parse.model import Step
 from docverify.registry import naming
 from docverify.task import Task
 
-__all__ = ["Delegate", "Follower", "FollowerName", "FollowingPolicy", "Stuck", "get_follower"]
+__all__ = ["Delegate", "Delegating", "DelegatingOptions", "Follower", "FollowerName", "FollowingPolicy", "Stuck",
+           "get_follower"]
 
 
 @dataclass
@@ -59,6 +68,15 @@ class Follower(Protocol):
 
     def block(self, reason: str) -> None:
         """End the episode blocked after the current step, saying ``reason``."""
+        ...
+
+    def follow_action(self, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        """``act`` followed as if ``step`` said it (a doc action the delegate wrote:
+        the doc's label as the console now names it, a step the doc lacks)."""
+        ...
+
+    def row_of(self, act: DocAction) -> Element | None:
+        """The list row of the existing resource ``act`` acts on, if it names one."""
         ...
 
     def flag_stuck(self, stuck: Stuck) -> AsyncIterator[Action]:
@@ -101,6 +119,20 @@ class Delegate:
         async for action in follower.flag_stuck(stuck):
             yield action
 
+    async def before_step(self, follower: Follower, step: Step) -> AsyncIterator[Action]:
+        """The actions to take before the follower follows ``step`` (what the doc's
+        prerequisites say must hold by then); by default none."""
+        return
+        yield
+
+    async def not_ready(self, follower: Follower, stuck: Stuck) -> AsyncIterator[Action]:
+        """The actions where the step's control is there but disabled for the existing
+        resource it acts on (the resource is not in the state the step needs: "Start" on
+        a running instance), ending with that control; by default none, and the episode
+        ends as not ready (the environment's problem, not the doc's)."""
+        return
+        yield
+
     async def unverifiable(self, follower: Follower, step: Step, reason: str) -> AsyncIterator[Action]:
         """The actions for a step with nothing literal to do (free text); by default
         the follower's own (:meth:`Follower.flag_unverifiable`)."""
@@ -133,3 +165,48 @@ def get_follower(name: str) -> type[FollowingPolicy]:
 #: An option naming a following policy (the hybrid policy's ``follower``), checked when
 #: the configuration is read.
 FollowerName = Annotated[str, naming(get_follower)]
+
+
+class DelegatingOptions(Policy.Options):
+    """Options of a policy that follows the doc through a following policy and a delegate
+    of its own (``hybrid``, ``oracle``). Keys of its table it does not own are its
+    follower's options (``close_threshold`` for ``literal``), validated against the follower's."""
+
+    model_config = ConfigDict(extra="allow")
+
+    follower: FollowerName = Option("literal", description="the policy that follows the doc, by name (a following "
+                                                          "policy); keys of this policy's table it does not own are "
+                                                          "the follower's options")
+    _follower_options: Policy.Options | None = PrivateAttr(None)
+
+    @model_validator(mode="after")
+    def _the_followers_options(self) -> "DelegatingOptions":
+        # a ValidationError raised here keeps its keys' names: policy.<name>.<key> in the message
+        self._follower_options = get_follower(self.follower).Options.model_validate(self.model_extra or {})
+        return self
+
+    @property
+    def follower_options(self) -> Policy.Options:
+        assert self._follower_options is not None
+        return self._follower_options
+
+
+class Delegating:
+    """What a policy made of a follower and a delegate shares (its options are
+    :class:`DelegatingOptions`): the follower, made once, prepared and closed with it."""
+
+    options: DelegatingOptions
+    meter: object
+
+    @functools.cached_property
+    def follower(self) -> FollowingPolicy:
+        """The policy that follows the doc, with its options."""
+        return get_follower(self.options.follower)(self.options.follower_options)
+
+    def prepare_follower(self) -> None:
+        self.follower.meter = self.meter
+        self.follower.prepare()
+
+    def close_follower(self) -> None:
+        if "follower" in self.__dict__:
+            self.follower.close()

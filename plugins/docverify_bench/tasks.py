@@ -24,8 +24,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from docverify.errors import ConfigError
 from docverify.parse.model import Procedure
 
-#: What makes a task hard, or not: the issue's categories.
-CATEGORIES = ("standard", "drifted", "precondition", "prerequisite", "stateful", "long")
+#: What makes a task hard, or not: the issue's categories; ``exploration``: a task
+#: `docverify explore` wrote from the console's catalog (train only, never measured).
+CATEGORIES = ("standard", "drifted", "precondition", "prerequisite", "stateful", "long", "exploration")
+EXPLORATION = "exploration"
 SPLITS = ("train", "eval")
 MANIFEST = "manifest.json"
 #: The eval split's share of the tasks, at least.
@@ -229,7 +231,8 @@ def read_manifest(folder: Path) -> dict[str, Any]:
 
 def check_splits(manifest: dict[str, Any], where: Path | str = MANIFEST) -> None:
     """Splits are per family (every family in one split), and eval is at least
-    :data:`MIN_EVAL_SHARE` of the tasks."""
+    :data:`MIN_EVAL_SHARE` of the tasks; exploration tasks are train data only and
+    count for neither split's share."""
     families = manifest["families"]
     problems = [f"family {name}: split {entry.get('split')!r} is not one of {', '.join(SPLITS)}"
                 for name, entry in families.items() if entry.get("split") not in SPLITS]
@@ -237,7 +240,13 @@ def check_splits(manifest: dict[str, Any], where: Path | str = MANIFEST) -> None
                  for task_id, entry in manifest["tasks"].items() if entry.get("family") not in families]
     if problems:
         raise BenchError(f"{where}: " + "; ".join(problems), hint=_REVIEW)
-    counts = Counter(families[entry["family"]]["split"] for entry in manifest["tasks"].values())
+    problems = [f"task {task_id}: an exploration task belongs to the train split"
+                for task_id, entry in manifest["tasks"].items()
+                if entry.get("category") == EXPLORATION and families[entry["family"]]["split"] != "train"]
+    if problems:
+        raise BenchError(f"{where}: " + "; ".join(problems), hint=_REVIEW)
+    counts = Counter(families[entry["family"]]["split"] for entry in manifest["tasks"].values()
+                     if entry.get("category") != EXPLORATION)
     total = sum(counts.values())
     if total and counts["eval"] / total < MIN_EVAL_SHARE:
         raise BenchError(f"{where}: the eval split has {counts['eval']} of {total} tasks; "

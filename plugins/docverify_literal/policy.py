@@ -286,6 +286,12 @@ class LiteralEpisode(Episode):
         if step.conditional and not self.offered(step):
             self.step_status[step.number] = StepStatus.SKIPPED  # "If this is the first time ...": it is not
             return
+        taken = False
+        async for action in self.delegate.before_step(self, step):  # by default none
+            taken = True
+            yield action
+        if taken and self._blocked:
+            return
         if step.intent is Intent.FREE_TEXT and not step.substeps and not step.alternatives and not step.fields:
             async for action in self.unverifiable(step, "no action the literal policy can take"):
                 yield action
@@ -1131,6 +1137,14 @@ class LiteralEpisode(Episode):
         not the doc's. Elsewhere the console wants something first that the doc does
         not say (a required field, terms to accept): a missing step."""
         if act.resource or act.intent is Intent.OPEN_RESOURCE or ROW_CONTEXT.search(step.text):
+            finding = self.finding(step, act.line, FindingKind.MISSING_STEP, element.name,
+                                   f"'{element.name}' is disabled for the {act.resource or 'resource'} the step acts on")
+            taken = False
+            async for action in self.delegate.not_ready(self, Stuck(step, act, finding, fatal=True)):
+                taken = True  # a delegate that brings the resource into the step's state
+                yield action
+            if taken:
+                return
             self._blocked = (f"prerequisite not ready at step {step.number}: '{element.name}' is disabled for the "
                              f"{act.resource or 'resource'} the step acts on (it is not in the state the step needs; "
                              "declare it with `requires:` and its status)")

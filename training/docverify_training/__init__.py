@@ -12,3 +12,9 @@ from docverify.hookspecs import hookimpl
 def register_commands(register):
     register("docverify_training.cli:rollout", name="rollout")
     register("docverify_training.cli:train", name="train")
+    register("docverify_training.explore_cli:explore", name="explore")
+
+
+@hookimpl
+def register_policies(register):
+    register("docverify_training.oracle:OraclePolicy", name="oracle")

@@ -2,8 +2,9 @@
 
 Each task is rolled out G times (a *group*). A rollout's reward is 1.0 when the audit
 log says the goal was reached (0.0 otherwise), from the judges where a task has no
-audit criteria. Rollouts that ended INCONCLUSIVE or ENV_ERROR carry no reward: they
-are dropped from the loss and counted, never scored 0.
+audit criteria (:func:`docverify_training.grpo.reward_of_attempt`). Rollouts that
+ended ENV_ERROR, or whose checker could not decide (INCONCLUSIVE), carry no reward
+(``None``): they are dropped from the loss and counted, never scored 0.
 
 1. Within each group: ``(r - mean_group) / (std_group + eps)``; a group whose
    rewards are all equal (every rollout passed, or none) teaches nothing and gets 0.
@@ -17,9 +18,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-
-#: Verdicts that carry no reward: the rollout is dropped from the loss.
-UNDECIDED = frozenset({"INCONCLUSIVE", "ENV_ERROR"})
 
 
 @dataclass(frozen=True)
@@ -39,13 +37,6 @@ class Advantages:
 def _mean_std(values: Sequence[float]) -> tuple[float, float]:
     mean = sum(values) / len(values)
     return mean, math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
-
-
-def reward_of(verdict: str, goal_reached: bool | None) -> float | None:
-    """A rollout's reward: None for a verdict that decides nothing, else 1.0 or 0.0."""
-    if verdict in UNDECIDED or goal_reached is None:
-        return None
-    return 1.0 if goal_reached else 0.0
 
 
 def advantages(rollouts: Sequence[Rollout], eps: float = 1e-6, *, across_batch: bool = True) -> Advantages:

@@ -98,21 +98,29 @@ def rollout(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str,
     return 0
 
 
+def training_module(command: str):
+    """``docverify_training.<command>`` (the trainer of ``train <command>``), or a
+    UsageError saying how to install what it needs."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"docverify_training.{command}")
+    except ImportError as error:
+        raise UsageError(f"train {command} needs the training packages ({error.name} is missing)",
+                         hint="pip install torch==2.13.0 && pip install -e '.[train]'") from None
+
+
+def print_settings(settings: type, defaults: dict) -> int:
+    """``--list-settings``: every setting with its default and help."""
+    from docverify_training.settings import list_settings
+
+    click.echo("\n".join(list_settings(settings, defaults)))
+    return 0
+
+
 @click.group(context_settings=CONTEXT_SETTINGS)
 def train() -> None:
-    """Train the local policy: `sft` on trajectories (then `grpo`, next)."""
-
-
-def _settings(values: tuple[str, ...]) -> dict:
-    import yaml
-
-    out = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"-S {item}: expected KEY=VALUE", hint="e.g. -S learning_rate=1e-4")
-        out[key.strip()] = yaml.safe_load(value) if value else ""
-    return out
+    """Train the local policy: `sft` on trajectories, then `grpo` in the sandbox console."""
 
 
 @train.command(context_settings=CONTEXT_SETTINGS)
@@ -144,17 +152,12 @@ def sft(model: str, data: tuple[Path, ...], output: Path | None, config_file: Pa
     Needs the training extra: pip install torch==2.13.0 && pip install -e '.[train]'."""
     from docverify_training.trajectory import ReadProblems, read_trajectories, sft_examples
 
-    try:
-        from docverify_training import models
-        from docverify_training import sft as trainer
-    except ImportError as error:
-        raise UsageError(f"train sft needs the training packages ({error.name} is missing)",
-                         hint="pip install torch==2.13.0 && pip install -e '.[train]'") from None
+    trainer = training_module("sft")
+    from docverify_training import models
+    from docverify_training.settings import parse_overrides
+
     if list_settings:
-        for name, spec in sorted(trainer.settings_fields().items()):
-            default = trainer.CPU_DEFAULTS.get(name, spec.default)
-            click.echo(f"{name} = {default!r}  {(spec.metadata.get('help') or '').splitlines()[0][:100]}")
-        return 0
+        return print_settings(trainer.SFTSettings, trainer.CPU_DEFAULTS)
     if not data:
         raise UsageError("no --data given", hint="give the trajectories `docverify rollout --out` wrote")
     if output is None:
@@ -167,7 +170,7 @@ def sft(model: str, data: tuple[Path, ...], output: Path | None, config_file: Pa
     if problems.skipped:
         click.echo(f"skipped {problems.skipped} malformed line(s); the first: {problems.first}", err=True)
     examples = [example for trajectory in trajectories for example in sft_examples(trajectory)]
-    config = trainer.load_settings(config_file, _settings(settings), output)
+    config = trainer.load_settings(config_file, parse_overrides(settings), output)
     folder, base_gguf = models.hf_folder(model, output.parent / "base-models")
     click.echo(f"{len(trajectories)} trajectories, {len(examples)} examples; model {folder}", err=True)
     report, _ = trainer.train_sft(folder, examples, config, resume=resume)
@@ -177,6 +180,8 @@ def sft(model: str, data: tuple[Path, ...], output: Path | None, config_file: Pa
         click.echo(report["resume"])
         return 130
     click.echo(f"model: {report['model']}")
+    if base_gguf is not None:
+        models.remember_base(Path(report["model"]), base_gguf)
     if base_gguf is not None and gguf != "none":
         from docverify_training.export import export_gguf
 
@@ -184,4 +189,81 @@ def sft(model: str, data: tuple[Path, ...], output: Path | None, config_file: Pa
         click.echo(f"GGUF: {written} (the llamacpp policy: -O policy.llamacpp.model_path={written})")
     elif gguf != "none":
         click.echo("no GGUF written: the base model was a folder, not a GGUF (its tokenizer is needed)", err=True)
+    return 0
+
+
+@train.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--model", default="smollm2", show_default=True,
+              help="The policy to improve: a .gguf file (e.g. `train sft`'s OUTPUT/model.gguf), 'smollm2', a "
+                   "Hugging Face folder `train sft` wrote (OUTPUT/model) or a Hub id (GPU: rollout_policy vllm).")
+@TASKS_OPTION
+@click.option("--category", "categories", multiple=True, help="Only these categories (repeatable).")
+@click.option("--family", "families", multiple=True, help="Only these families (repeatable).")
+@click.option("--output", type=click.Path(file_okay=False, path_type=Path), required=False,
+              help="The output folder: adapter/, model/, model.gguf, checkpoints, rollouts/, eval/, training.json.")
+@click.option("--config", "config_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A YAML file of settings (TRL's GRPOConfig fields, lora*, the environment's).")
+@click.option("-S", "--setting", "settings", multiple=True, metavar="KEY=VALUE",
+              help="One setting over the file's, e.g. -S num_generations=4 (repeatable).")
+@click.option("--set", "-O", "options", multiple=True, metavar="KEY=VALUE",
+              help="Any docverify configuration key for the rollouts, e.g. -O policy.llamacpp.observation_tokens=600.")
+@click.option("--resume", is_flag=True, help="Continue from the output folder's last checkpoint.")
+@click.option("--list-settings", is_flag=True, help="List every setting with its default and exit.")
+@click.pass_context
+def grpo(ctx: click.Context, model: str, tasks_dir: Path | None, categories: tuple[str, ...],
+         families: tuple[str, ...], output: Path | None, config_file: Path | None, settings: tuple[str, ...],
+         options: tuple[str, ...], resume: bool, list_settings: bool) -> int:
+    """Reinforcement learning in the sandbox console: TRL's GRPOTrainer, each step
+    rolling train tasks out num_generations times with the weights being trained
+    (exported to GGUF for the llamacpp policy), the audit log giving each rollout its
+    reward, two-layer normalised advantages, every model call of a rollout one sample
+    (the page never in the loss). A rollout that runs out of turns or time scores
+    0; ENV_ERROR, an undecided checker (INCONCLUSIVE) and a crash drop the rollout,
+    counted.
+
+    \b
+      docverify train grpo --model runs/sft/model.gguf --tasks benchmark/tasks --output runs/grpo
+    Needs the training extra: pip install torch==2.13.0 && pip install -e '.[train]'."""
+    from docverify.cli.check import parse_assignments
+    from docverify_bench.cli import task_set_folder
+    from docverify_bench.tasks import load_task_set
+
+    trainer = training_module("grpo")
+    from docverify_training import models
+    from docverify_training.settings import check_resume, parse_overrides
+
+    if list_settings:
+        return print_settings(trainer.GRPOSettings, trainer.CPU_DEFAULTS)
+    if output is None:
+        raise UsageError("no --output given", hint="the folder for checkpoints, rollouts and the trained model")
+    config = trainer.load_settings(config_file, parse_overrides(settings), output)
+    check_resume(output, resume)
+    task_set = load_task_set(task_set_folder(tasks_dir))
+    chosen = task_set.select("train", categories, (), families)
+    if not chosen:
+        raise UsageError("no train task matches the filters", hint="see `docverify bench tasks`")
+    eval_tasks = task_set.select("eval", categories, (), families) if config.bench_eval_steps else []
+    folder, template = models.hf_folder(model, output.parent / "base-models")
+    overrides = parse_assignments(options)
+    app = get_app(ctx)
+    environment = trainer.SandboxEnvironment(app, task_set, chosen, eval_tasks, config, overrides, output,
+                                             template=template, progress=lambda line: click.echo(line, err=True))
+    click.echo(f"{len(chosen)} train tasks, {config.per_device_train_batch_size // config.num_generations} a step "
+               f"x {config.num_generations} rollouts; model {folder}", err=True)
+    report, _ = trainer.train_grpo(folder, trainer.task_rows(chosen), config, environment, resume=resume)
+    click.echo(f"{report['steps']} steps in {report['seconds']:.0f} s, {report['rollouts']} rollouts "
+               f"({report['rollouts_per_s']}/s), success per step {report['success_rate']}, "
+               f"dropped {report['dropped']}, crashed {report['crashed']}, peak memory {report['peak_rss_mb']:.0f} MB")
+    click.echo("time: " + ", ".join(f"{key} {value:.0f} s" for key, value in sorted(report["time_s"].items())))
+    if report["interrupted"]:
+        click.echo(report["resume"])
+        return 130
+    click.echo(f"model: {report['model']}")
+    if template is not None:
+        from docverify_training.export import export_gguf
+
+        models.remember_base(Path(report["model"]), template)
+        written = export_gguf(Path(report["model"]), output / "model.gguf", template=template,
+                              dtype=config.gguf_dtype)
+        click.echo(f"GGUF: {written} (the llamacpp policy: -O policy.llamacpp.model_path={written})")
     return 0

@@ -35,27 +35,36 @@ def _permute(weights: Any, heads: int) -> Any:
 def export_gguf(model_folder: Path, out: Path, *, template: Path, dtype: str = "f16") -> Path:
     """Write the model at ``model_folder`` to ``out`` (GGUF), its tokenizer from
     ``template`` (the base model's GGUF). ``dtype``: the matrices' type (norms stay f32)."""
-    import gguf
-    import numpy as np
     from safetensors.numpy import load_file
 
-    if dtype not in DTYPES:
-        raise UsageError(f"export dtype '{dtype}': use one of {', '.join(DTYPES)}")
     config = json.loads((model_folder / "config.json").read_text(encoding="utf-8"))
-    if config.get("model_type") != "llama":
-        raise UsageError(f"{model_folder}: a {config.get('model_type')!r} model; GGUF export handles llama-family "
-                         "models (SmolLM2, Llama)", hint="convert it with llama.cpp's convert_hf_to_gguf.py")
-    reader = gguf.GGUFReader(str(template))
-    vocab = int(config["vocab_size"])
-    base_vocab = len(reader.fields["tokenizer.ggml.tokens"].data)
-    if base_vocab != vocab:
-        raise UsageError(f"{model_folder} has a vocabulary of {vocab} tokens, its base {template} of {base_vocab}",
-                         hint="export against the GGUF the model was trained from")
     tensors: dict[str, Any] = {}
     for shard in sorted(model_folder.glob("*.safetensors")):
         tensors.update(load_file(str(shard)))
     if not tensors:
         raise UsageError(f"{model_folder}: no *.safetensors weights")
+    return write_gguf(config, tensors, out, template=template, dtype=dtype, source=str(model_folder))
+
+
+def write_gguf(config: dict[str, Any], tensors: dict[str, Any], out: Path, *, template: Path, dtype: str = "f16",
+               source: str = "the model") -> Path:
+    """Write the weights ``tensors`` (Hugging Face names, numpy arrays) of a model with
+    ``config`` (its ``config.json``) to ``out`` (GGUF), the tokenizer from ``template``.
+    ``out`` appears whole or not at all (written beside it, then renamed)."""
+    import gguf
+    import numpy as np
+
+    if dtype not in DTYPES:
+        raise UsageError(f"export dtype '{dtype}': use one of {', '.join(DTYPES)}")
+    if config.get("model_type") != "llama":
+        raise UsageError(f"{source}: a {config.get('model_type')!r} model; GGUF export handles llama-family "
+                         "models (SmolLM2, Llama)", hint="convert it with llama.cpp's convert_hf_to_gguf.py")
+    reader = gguf.GGUFReader(str(template))
+    vocab = int(config["vocab_size"])
+    base_vocab = len(reader.fields["tokenizer.ggml.tokens"].data)
+    if base_vocab != vocab:
+        raise UsageError(f"{source} has a vocabulary of {vocab} tokens, its base {template} of {base_vocab}",
+                         hint="export against the GGUF the model was trained from")
     layers = int(config["num_hidden_layers"])
     heads, kv_heads = int(config["num_attention_heads"]), int(config.get("num_key_value_heads") or
                                                              config["num_attention_heads"])
@@ -79,7 +88,7 @@ def export_gguf(model_folder: Path, out: Path, *, template: Path, dtype: str = "
     writer.add_head_count_kv(kv_heads)
     rope = config.get("rope_parameters") or {}  # transformers 5 keeps rope_theta there
     if rope.get("rope_type", "default") != "default":
-        raise UsageError(f"{model_folder}: rope_type {rope['rope_type']!r} is not exported (only the default rope)")
+        raise UsageError(f"{source}: rope_type {rope['rope_type']!r} is not exported (only the default rope)")
     writer.add_rope_freq_base(float(rope.get("rope_theta") or config.get("rope_theta") or 10000.0))
     writer.add_layer_norm_rms_eps(float(config.get("rms_norm_eps") or 1e-5))
     writer.add_vocab_size(vocab)
@@ -93,7 +102,7 @@ def export_gguf(model_folder: Path, out: Path, *, template: Path, dtype: str = "
         base = name.removesuffix(".weight")
         target = names.get_name(base)
         if target is None or not name.endswith(".weight"):
-            raise UsageError(f"{model_folder}: tensor {name} has no llama.cpp name (biases and other extras are "
+            raise UsageError(f"{source}: tensor {name} has no llama.cpp name (biases and other extras are "
                              "not supported)")
         data = np.asarray(weights, dtype=np.float32)
         if base.endswith("self_attn.q_proj"):
@@ -109,3 +118,47 @@ def export_gguf(model_folder: Path, out: Path, *, template: Path, dtype: str = "
     writer.close()
     partial.rename(out)
     return out
+
+
+def model_tensors(model: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A live model's config and weights (numpy, Hugging Face names), LoRA adapters
+    merged in for the copy and the model left as it was."""
+    import torch
+
+    lora = hasattr(model, "merge_adapter") and hasattr(model, "peft_config")
+    base = model.get_base_model() if lora else model
+    tensors: dict[str, Any] = {}
+    with torch.no_grad():
+        if lora:
+            model.merge_adapter()
+        try:
+            for name, value in base.state_dict().items():
+                if "lora_" in name:
+                    continue
+                tensors[name.replace(".base_layer", "")] = value.detach().to(torch.float32).cpu().numpy().copy()
+        finally:
+            if lora:
+                model.unmerge_adapter()
+    return base.config.to_dict(), tensors
+
+
+def save_merged(model: Any, tokenizer: Any, folder: Path) -> Path:
+    """A live model as a Hugging Face folder (adapters merged into the copy), written
+    beside ``folder`` and renamed into place."""
+    import shutil
+
+    from safetensors.numpy import save_file
+
+    config, tensors = model_tensors(model)
+    if config.get("tie_word_embeddings"):
+        tensors.pop("lm_head.weight", None)
+    partial = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    save_file(tensors, str(partial / "model.safetensors"), metadata={"format": "pt"})
+    (partial / "config.json").write_text(json.dumps(config, indent=2, default=str) + "\n", encoding="utf-8")
+    if tokenizer is not None:
+        tokenizer.save_pretrained(partial)
+    shutil.rmtree(folder, ignore_errors=True)
+    partial.rename(folder)
+    return folder

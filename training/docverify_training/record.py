@@ -144,33 +144,50 @@ class RecordingEpisode(Episode):
         return self.inner.resume()
 
 
-class RecordingPolicy(Policy):
+class PolicyWrapper(Policy):
+    """A policy around another (``inner``): its meter, preparation, screenshots and
+    closing are the inner policy's; a subclass changes how episodes start."""
+
+    name = "wrapped"
+
+    def __init__(self, inner: Policy) -> None:
+        super().__init__(inner.options)
+        self.inner = inner
+
+    @property
+    def meter(self):  # type: ignore[override]
+        return self.inner.meter
+
+    @meter.setter
+    def meter(self, value) -> None:
+        self.inner.meter = value
+
+    @property
+    def sees_screenshots(self) -> bool:
+        return self.inner.sees_screenshots
+
+    def prepare(self) -> None:
+        self.inner.prepare()
+
+    def start(self, task: Task) -> Episode:
+        return self.inner.start(task)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class RecordingPolicy(PolicyWrapper):
     """The teacher, recorded: every episode's turns land in :attr:`recordings` by task id."""
 
     name = "recording"
 
     def __init__(self, teacher: Policy, student: ModelOptions, max_text: int = DEFAULT_MAX_TEXT) -> None:
-        super().__init__(teacher.options)
+        super().__init__(teacher)
         self.teacher = teacher
         self.student = student
         self.max_text = max_text
         self.recordings: dict[str, Recording] = {}
         self.lock = threading.Lock()
-
-    @property
-    def meter(self):  # type: ignore[override]
-        return self.teacher.meter
-
-    @meter.setter
-    def meter(self, value) -> None:
-        self.teacher.meter = value
-
-    @property
-    def sees_screenshots(self) -> bool:
-        return self.teacher.sees_screenshots
-
-    def prepare(self) -> None:
-        self.teacher.prepare()
 
     def start(self, task: Task) -> Episode:
         recording = Recording(task)
@@ -178,9 +195,6 @@ class RecordingPolicy(Policy):
             self.recordings[task.id] = recording
         return RecordingEpisode(self.teacher.start(task), task, self.student, self.teacher.name, self.max_text,
                                 recording)
-
-    def close(self) -> None:
-        self.teacher.close()
 
     def take(self, task_id: str) -> Recording | None:
         """The recording of ``task_id``'s attempt, removed from the policy."""

