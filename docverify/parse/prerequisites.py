@@ -8,6 +8,8 @@ Two sources:
   are not procedures. They apply to the procedures that follow in the
   enclosing section (for a level-2 section under the title: the whole rest of
   the document);
+- a paragraph led by such a heading in bold ("**Prerequisites:** An EIP is associated
+  with the NAT gateway. ..."): every sentence after the lead;
 - bare sentences before a procedure's steps that state a precondition:
   "Before you ..., make sure that ...", "An ECS instance is created.",
   "You must have ...", "已创建...", "确保...".
@@ -33,6 +35,8 @@ _SENTENCE = re.compile(
     re.IGNORECASE,
 )
 _SPLIT = re.compile(r"(?<=[.。!?！？])\s+")
+#: A paragraph's bold lead-in ("**Prerequisites:** ...", "__Before you begin__ ...").
+_BOLD_LEAD = re.compile(r"^(?:\*\*|__)(?P<lead>[^*_]+?)(?:\*\*|__)\s*(?P<rest>\S)", re.S)
 
 
 def is_prerequisite_heading(title: str) -> bool:
@@ -47,3 +51,16 @@ def looks_like_prerequisite(raw: str) -> bool:
 def prerequisite_sentences(text: str) -> list[str]:
     """The sentences of a paragraph that state a precondition."""
     return [sentence.strip() for sentence in _SPLIT.split(text) if _SENTENCE.search(sentence.strip())]
+
+
+def led_prerequisites(raw: str, text: str) -> list[str] | None:
+    """A paragraph led by a prerequisite heading in bold ("**Prerequisites:** An EIP is
+    associated with the gateway. See ..."): the sentences after the lead, from ``text``
+    (the paragraph as plain text); None for a paragraph led otherwise."""
+    lead = _BOLD_LEAD.match(raw.strip())
+    if lead is None or not is_prerequisite_heading(lead["lead"].strip().rstrip(":：").strip()):
+        return None
+    words = lead["lead"].strip()
+    rest = text[len(words):] if text.startswith(words) else text
+    rest = rest.lstrip(":： ")
+    return [sentence.strip() for sentence in _SPLIT.split(rest) if sentence.strip()]

@@ -45,7 +45,12 @@ from docverify.parse.annotations import ParsedAnnotation, combine, is_annotation
 from docverify.parse.inline import LINK_URL, is_bold_only, plain, render_inline
 from docverify.parse.model import Note, Procedure, Step
 from docverify.parse.notes import split_notes
-from docverify.parse.prerequisites import is_prerequisite_heading, looks_like_prerequisite, prerequisite_sentences
+from docverify.parse.prerequisites import (
+    is_prerequisite_heading,
+    led_prerequisites,
+    looks_like_prerequisite,
+    prerequisite_sentences,
+)
 from docverify.parse.source import Source
 from docverify.parse.steps import StepBuilder
 
@@ -362,6 +367,11 @@ class ProcedureAssembler:
         return self.headings[-1].prerequisites if self.headings else self.document_prerequisites
 
     def _preamble_paragraph(self, block: SyntaxTreeNode, raw: str) -> None:
+        if raw.startswith(("**", "__")):  # "**Prerequisites:** An EIP is associated with ..."
+            led = led_prerequisites(raw, plain(self.source.marked(block)))
+            if led:
+                self._section_prerequisites().extend(led)
+                return
         if "**" in raw or "__" in raw or "[!" in raw:
             tokens = self.source.inline_tokens(block)
             main, segments = split_notes(tokens, self.source.line(block))

@@ -232,6 +232,28 @@ def test_prerequisite_section_and_sentences() -> None:
     assert document.procedures[0].prerequisites == ["An ECS instance is created.", "A NAT gateway is created."]
 
 
+def test_a_paragraph_led_by_a_bold_prerequisites_heading() -> None:
+    """Alibaba Cloud's "**Prerequisites:** ..." paragraph: every sentence after the lead,
+    whether or not it reads as a precondition on its own."""
+    document = parse(
+        """
+        # Create an SNAT entry
+
+        SNAT entries let instances reach the Internet.
+
+        **Prerequisites:** An EIP \\(EIP\\) is associated with the gateway `nat-<suffix>`. See [Associate an EIP]().
+
+        **Note:** An SNAT entry is free of charge.
+
+        ## Procedure
+
+        1. Click **Create SNAT Entry**.
+        """
+    )
+    assert document.procedures[0].prerequisites == ["An EIP (EIP) is associated with the gateway nat-<suffix>.",
+                                                    "See Associate an EIP."]
+
+
 def test_ordered_list_in_a_prerequisite_section_is_not_a_procedure() -> None:
     document = parse(
         """

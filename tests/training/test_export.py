@@ -59,3 +59,28 @@ def test_a_model_that_does_not_fit_its_base_is_refused(tmp_path):
         export_gguf(tmp_path / "model", tmp_path / "m.gguf", template=shipped_gguf())
     with pytest.raises(UsageError, match="dtype"):
         export_gguf(tmp_path / "model", tmp_path / "m.gguf", template=shipped_gguf(), dtype="q3")
+
+
+def test_a_live_lora_model_is_exported_merged_and_left_as_it_was(tmp_path):
+    """GRPO's rollouts run the weights being trained: the adapters merged into the copy
+    (W + scale * B @ A), the model itself unchanged, and llama.cpp reads the file."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    from docverify_training.export import model_tensors, write_gguf
+
+    base = tiny_model(49152, True)
+    original = base.model.layers[0].self_attn.q_proj.weight.detach().clone()
+    model = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj"], task_type="CAUSAL_LM"))
+    layer = model.base_model.model.model.layers[0].self_attn.q_proj
+    with torch.no_grad():
+        layer.lora_B["default"].weight.normal_(0, 0.5)  # a trained adapter (B starts at zero)
+    delta = 2.0 * (layer.lora_B["default"].weight @ layer.lora_A["default"].weight)  # alpha / r = 2
+    config, tensors = model_tensors(model)
+    assert not any("lora_" in name or "base_layer" in name for name in tensors)
+    merged = torch.from_numpy(tensors["model.layers.0.self_attn.q_proj.weight"])
+    assert torch.allclose(merged, original + delta, atol=1e-5)
+    assert torch.equal(layer.base_layer.weight, original)  # unmerged again
+    out = write_gguf(config, tensors, tmp_path / "live.gguf", template=shipped_gguf(), dtype="f16")
+    llm = llama_cpp.Llama(model_path=str(out), n_ctx=64, verbose=False)
+    assert llm.n_vocab() == 49152

@@ -37,7 +37,6 @@ from docverify_training.oracle import (
     ReleaseKnowledge,
     cut,
     listing_tab,
-    unmarked,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,17 +103,6 @@ def test_relations_come_from_the_catalogs_links():
     [(move, name, product, rtype)] = known.relations("nat", "nat_gateway")
     assert (move.label, name, product, rtype) == ("Associate Now", "AllocationId", "eip", "eip")
     assert known.relations("ecs", "instance") == []
-
-
-def test_reads_the_prerequisites_the_doc_leads_in_bold(tmp_path):
-    doc = tmp_path / "doc.md"
-    doc.write_text("# Create an SNAT entry\n\nIntro.\n\n**Prerequisites:** An EIP \\(EIP\\) is associated with "
-                   "the gateway `nat-<suffix>`. See [Associate an EIP]().\n\n## Procedure\n\n"
-                   "1.  Log on to the [NAT Gateway console](https://vpc.console.aliyun.com/nat).\n", encoding="utf-8")
-    procedure = parse_file(str(doc)).procedures[0]
-    delegate = OracleDelegate(Task(procedure), "2026-03")
-    assert delegate.prerequisites == ["An EIP (EIP) is associated with the gateway nat-<suffix>.", "See Associate an EIP."]
-    assert unmarked("`a` **b** \\(c\\) [d](e)") == "a b (c) d"
 
 
 def test_a_prerequisites_child_is_read_into_its_create_forms_values():

@@ -122,23 +122,24 @@ def write_gguf(config: dict[str, Any], tensors: dict[str, Any], out: Path, *, te
 
 def model_tensors(model: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """A live model's config and weights (numpy, Hugging Face names), LoRA adapters
-    merged in for the copy and the model left as it was."""
+    merged into the copy (each layer's weight plus its adapters' delta), the model
+    itself untouched: no merge and unmerge, whose rounding would creep into the base
+    weights at every step."""
     import torch
 
-    lora = hasattr(model, "merge_adapter") and hasattr(model, "peft_config")
+    lora = hasattr(model, "peft_config") and hasattr(model, "get_base_model")
     base = model.get_base_model() if lora else model
     tensors: dict[str, Any] = {}
     with torch.no_grad():
-        if lora:
-            model.merge_adapter()
-        try:
-            for name, value in base.state_dict().items():
-                if "lora_" in name:
-                    continue
-                tensors[name.replace(".base_layer", "")] = value.detach().to(torch.float32).cpu().numpy().copy()
-        finally:
-            if lora:
-                model.unmerge_adapter()
+        for name, value in base.state_dict().items():
+            if "lora_" in name:
+                continue
+            if name.endswith(".base_layer.weight"):
+                layer = base.get_submodule(name.removesuffix(".base_layer.weight"))
+                for adapter in getattr(layer, "active_adapters", ()):
+                    if adapter in getattr(layer, "lora_A", {}):
+                        value = value + layer.get_delta_weight(adapter)
+            tensors[name.replace(".base_layer", "")] = value.detach().to(torch.float32).cpu().numpy().copy()
     return base.config.to_dict(), tensors
 
 

@@ -37,7 +37,6 @@ import re
 from collections import deque
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field as Option
@@ -51,7 +50,6 @@ from docverify.execute.locate import Element, locate, normalize, within
 from docverify.execute.policy import Episode, Policy
 from docverify.parse.model import Action as DocAction
 from docverify.parse.model import Intent, Step
-from docverify.parse.prerequisites import is_prerequisite_heading
 from docverify.task import Task
 from docverify_literal.rows import CONTEXT_KEY, data_rows
 from docverify_reports.problems import one_line
@@ -306,17 +304,6 @@ def says(text: str, label: str) -> bool:
 
 #: A CIDR block as a doc writes it.
 CIDR = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}/\d{1,2}$")
-#: A bold lead-in of a paragraph ("**Prerequisites:** ...").
-BOLD_LEAD = re.compile(r"^\s*(?:\*\*|__)(?P<lead>[^*_]+?)(?:\*\*|__)\s*(?P<rest>.*)$")
-
-
-def unmarked(markdown: str) -> str:
-    """A line of Markdown as text: escapes, emphasis, code marks and link targets removed."""
-    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", markdown)
-    text = re.sub(r"\\(.)", r"\1", text)
-    return " ".join(re.sub(r"\*\*|__|`", "", text).split())
-
-
 def shown_status(statuses: dict[str, str], text: str) -> str | None:
     """The status key whose label a row shows (the longest that it shows as words)."""
     shown = [key for key, label in statuses.items() if re.search(rf"(?<!\w){re.escape(label)}(?!\w)", text)]
@@ -554,20 +541,10 @@ class OracleDelegate(Delegate):
 
     @functools.cached_property
     def prerequisites(self) -> list[str]:
-        """The sentences of what the doc says must hold before its steps: the parser's
-        prerequisites, and a paragraph before the steps led by a bold "Prerequisites:"."""
-        procedure = self.task.procedure
-        found = list(procedure.prerequisites)
-        try:
-            lines = Path(procedure.path).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
-            lines = []
-        first = min((step.line for step in procedure.steps), default=len(lines) + 1)
-        for paragraph in re.split(r"\n\s*\n", "\n".join(lines[:first - 1])):
-            lead = BOLD_LEAD.match(" ".join(paragraph.split()))
-            if lead and is_prerequisite_heading(lead["lead"].rstrip(":： ")) and lead["rest"]:
-                found.append(unmarked(lead["rest"]))
-        return [sentence for text in found for sentence in re.split(r"(?<=[.。])\s+", text) if sentence.strip()]
+        """The sentences of what the doc says must hold before its steps (the parser's
+        prerequisites: a prerequisites section, a bold "Prerequisites:" lead, bare sentences)."""
+        return [sentence for text in self.task.procedure.prerequisites
+                for sentence in re.split(r"(?<=[.。])\s+", text) if sentence.strip()]
 
     async def before_step(self, follower: Follower, step: Step) -> AsyncIterator[Action]:
         """What the doc's prerequisites say holds by the time a step acts on a resource
