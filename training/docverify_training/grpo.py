@@ -45,10 +45,8 @@ from docverify_training.settings import (
     LoraSettings,
     StopOnSignal,
     check_resume,
-    peak_gpu_mb,
-    peak_rss_mb,
     peft_config,
-    save_model,
+    train_and_report,
 )
 from docverify_training.settings import load_settings as _load
 
@@ -609,32 +607,20 @@ def train_grpo(model_folder: Path | str, rows: list[dict[str, Any]], settings: G
     evaluation.trainer = trainer
     if isinstance(environment, SandboxEnvironment):
         environment.tokenizer = tokenizer
-    started = time.perf_counter()
-    stop.install()
-    try:
-        trainer.train(resume_from_checkpoint=True if resume else None)
-    finally:
-        stop.uninstall()
-    seconds = time.perf_counter() - started
-    steps = trainer.step_stats
-    rollouts = sum(s["rollouts"] for s in steps)
-    totals: Counter = Counter()
-    for s in steps:
-        totals.update(s["seconds"])
-    report: dict[str, Any] = {
-        "tasks": len(rows), "steps": trainer.state.global_step, "seconds": round(seconds, 1),
-        "steps_per_s": round(trainer.state.global_step / seconds, 5) if seconds else None,
-        "rollouts": rollouts, "rollouts_per_s": round(rollouts / seconds, 4) if seconds else None,
-        "success_rate": [round(s["rewarded"] / max(1, s["rollouts"] - s["dropped"] - s["crashed"]), 3) for s in steps],
-        "dropped": sum(s["dropped"] for s in steps), "crashed": sum(s["crashed"] for s in steps),
-        "samples": sum(s["samples"] for s in steps), "time_s": {k: round(v, 1) for k, v in totals.items()},
-        "peak_rss_mb": round(peak_rss_mb(), 1), "peak_gpu_mb": peak_gpu_mb(), "lora": settings.lora,
-        "interrupted": stop.stopped,
-        "per_step": steps, "evaluations": evaluation.results,
-    }
-    if stop.stopped:
-        report["resume"] = "interrupted: a checkpoint was saved; --resume continues from it"
-    else:
-        report["model"] = str(save_model(trainer, settings, tokenizer, output))
-    (output / "training.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+    def fields(seconds: float) -> dict[str, Any]:
+        steps = trainer.step_stats
+        rollouts = sum(s["rollouts"] for s in steps)
+        totals: Counter = Counter()
+        for s in steps:
+            totals.update(s["seconds"])
+        return {"tasks": len(rows), "rollouts": rollouts,
+                "rollouts_per_s": round(rollouts / seconds, 4) if seconds else None,
+                "success_rate": [round(s["rewarded"] / max(1, s["rollouts"] - s["dropped"] - s["crashed"]), 3)
+                                 for s in steps],
+                "dropped": sum(s["dropped"] for s in steps), "crashed": sum(s["crashed"] for s in steps),
+                "samples": sum(s["samples"] for s in steps), "time_s": {k: round(v, 1) for k, v in totals.items()},
+                "per_step": steps, "evaluations": evaluation.results}
+
+    report = train_and_report(trainer, settings, tokenizer, stop, resume=resume, fields=fields)
     return report, trainer

@@ -197,3 +197,33 @@ def save_model(trainer: Any, settings: LoraSettings, tokenizer: Any, output: Pat
     merged.save_pretrained(output / "model")
     tokenizer.save_pretrained(output / "model")
     return output / "model"
+
+
+def train_and_report(trainer: Any, settings: LoraSettings, tokenizer: Any, stop: StopOnSignal, *, resume: bool,
+                     fields: Any) -> dict[str, Any]:
+    """Train (Ctrl-C: a checkpoint and stop), then what both commands report: steps,
+    seconds, steps/s, the command's own ``fields(seconds)``, peak memory; the model saved
+    (:func:`save_model`) or how to resume; all of it in ``OUTPUT/training.json``."""
+    import json
+    import time
+
+    output = Path(settings.output_dir)  # type: ignore[attr-defined]
+    started = time.perf_counter()
+    stop.install()
+    try:
+        trainer.train(resume_from_checkpoint=True if resume else None)
+    finally:
+        stop.uninstall()
+    seconds = time.perf_counter() - started
+    steps = trainer.state.global_step
+    report: dict[str, Any] = {
+        "steps": steps, "seconds": round(seconds, 1), "steps_per_s": round(steps / seconds, 5) if seconds else None,
+        **fields(seconds), "peak_rss_mb": round(peak_rss_mb(), 1), "peak_gpu_mb": peak_gpu_mb(),
+        "lora": settings.lora, "interrupted": stop.stopped,
+    }
+    if stop.stopped:
+        report["resume"] = "interrupted: a checkpoint was saved; --resume continues from it"
+    else:
+        report["model"] = str(save_model(trainer, settings, tokenizer, output))
+    (output / "training.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    return report

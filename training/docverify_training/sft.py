@@ -11,8 +11,6 @@ checkpoints and ``training.json`` (what was measured).
 
 from __future__ import annotations
 
-import json
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,10 +23,8 @@ from docverify_training.settings import (
     LoraSettings,
     StopOnSignal,
     check_resume,
-    peak_gpu_mb,
-    peak_rss_mb,
     peft_config,
-    save_model,
+    train_and_report,
 )
 from docverify_training.settings import load_settings as _load
 
@@ -71,25 +67,12 @@ def train_sft(model_folder: Path | str, examples: list[dict[str, Any]], settings
     stop = StopOnSignal()
     trainer = SFTTrainer(model=model, args=settings, train_dataset=dataset, processing_class=tokenizer,
                          peft_config=peft_config(settings), callbacks=[stop])
-    started = time.perf_counter()
-    stop.install()
-    try:
-        trainer.train(resume_from_checkpoint=True if resume else None)
-    finally:
-        stop.uninstall()
-    seconds = time.perf_counter() - started
-    losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
-    report: dict[str, Any] = {
-        "examples": len(examples), "steps": trainer.state.global_step, "epochs": round(trainer.state.epoch or 0, 3),
-        "loss_first": losses[0] if losses else None, "loss_last": losses[-1] if losses else None,
-        "losses": losses, "seconds": round(seconds, 1),
-        "steps_per_s": round(trainer.state.global_step / seconds, 4) if seconds else None,
-        "peak_rss_mb": round(peak_rss_mb(), 1), "peak_gpu_mb": peak_gpu_mb(), "lora": settings.lora,
-        "interrupted": stop.stopped,
-    }
-    if stop.stopped:
-        report["resume"] = "interrupted: a checkpoint was saved; --resume continues from it"
-    else:
-        report["model"] = str(save_model(trainer, settings, tokenizer, output))
-    (output / "training.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+    def fields(seconds: float) -> dict[str, Any]:
+        losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
+        return {"examples": len(examples), "epochs": round(trainer.state.epoch or 0, 3),
+                "loss_first": losses[0] if losses else None, "loss_last": losses[-1] if losses else None,
+                "losses": losses}
+
+    report = train_and_report(trainer, settings, tokenizer, stop, resume=resume, fields=fields)
     return report, trainer
