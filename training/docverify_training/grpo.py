@@ -25,7 +25,6 @@ many turns a step's rollouts took.
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections import Counter
@@ -487,8 +486,13 @@ class SandboxEnvironment:
         folder = self.output / "eval"
         folder.mkdir(parents=True, exist_ok=True)
         results = ResultsFile.start(folder / f"step-{step}.json", self.task_set, tasks, options, {})
-        scores = run_benchmark(self.app, self.task_set, tasks, options, results, self.progress)
-        self.progress(f"eval at step {step}: {json.dumps(scores.get('overall', scores))[:200]}")
+        recorder = CallRecorder(self.next_seed, self.shared_llm)  # on TRL's vLLM engine too, where there is one
+        scores = run_benchmark(self.app, self.task_set, tasks, options, results, self.progress,
+                               wrap_policy=recorder.wrap)
+        overall = scores.get("all", {}).get("pass@1") or {}
+        if overall:
+            self.progress(f"eval at step {step}: pass@1 {overall['value']:.1%} [{overall['low']:.1%}, "
+                          f"{overall['high']:.1%}] on {overall['tasks']} tasks ({results.path})")
         return {"step": step, "results": str(results.path), "scores": scores}
 
 
