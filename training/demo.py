@@ -47,8 +47,7 @@ class Demo:
 
     def resumable(self, out: Path, *args: str) -> None:
         """A rollout or benchmark run into ``out``: resumed when an earlier one stopped."""
-        finished = out.is_file() and (out.suffix != ".json" or json.loads(out.read_text()).get("finished_at"))
-        if finished and out.suffix == ".json":
+        if out.is_file() and json.loads(out.read_text()).get("finished_at"):
             print(f"(done: {out})")
             return
         self.docverify(*args, "--out", str(out), *(["--resume"] if out.exists() else []))

@@ -53,6 +53,7 @@ from docverify.parse.model import Intent, Step
 from docverify.task import Task
 from docverify_literal.rows import CONTEXT_KEY, data_rows
 from docverify_reports.problems import one_line
+from docverify_training.record import thought_for
 
 #: The Thought kept with each action: the student's prompt cuts it there.
 THOUGHT_CHARS = 100
@@ -364,8 +365,8 @@ class OracleDelegate(Delegate):
         self.follower = follower
 
     def decided(self, action: Action) -> None:
-        if action.thought is None:
-            action.thought = thought_for(action, self.page)
+        if action.thought is None:  # a followed step's: what the doc says and what the action does
+            action.thought = thought_for(action, self.task, THOUGHT_CHARS)
 
     async def stuck(self, follower: Follower, stuck: Stuck) -> AsyncIterator[Action]:
         if self.depth < MAX_DEPTH and not follower.missing_prerequisite(stuck):
@@ -786,27 +787,6 @@ def row_holding(elements: Iterable[Element], label: str) -> Element | None:
             if rows:
                 return rows[-1]
     return None
-
-
-def thought_for(action: Action, page: Observation | None) -> str:
-    """A true Thought for an action the follower took as the doc says."""
-    step = f"Step {action.step}" if action.step else "The doc"
-    match action.kind:
-        case ActionKind.CLICK | ActionKind.CHECK | ActionKind.UNCHECK:
-            text = f"{step} says {action.kind.value} {action.target or ''}; it is on the page."
-        case ActionKind.FILL | ActionKind.SELECT:
-            text = f"{step} gives {action.target}: {'a secret' if action.secret else repr(action.value)}."
-        case ActionKind.GOTO:
-            text = f"{step} opens {action.value}."
-        case ActionKind.WAIT_FOR:
-            text = f"{step} waits for {action.value}."
-        case ActionKind.FLAG_STEP:
-            text = f"{step}: the page differs from the doc. {action.finding.message if action.finding else ''}"
-        case ActionKind.DONE:
-            text = f"Every step done: {action.message}" if action.status == "success" else f"Stopped: {action.message}"
-        case _:
-            text = f"{step}: {action.describe()}."
-    return cut(text)
 
 
 def cut(text: str) -> str:
