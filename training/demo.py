@@ -13,7 +13,8 @@ whole run takes hours on a 2-core CPU: it can be stopped and started again, acro
 3. sft: `docverify train sft` on the kept trajectories (at most --sft-examples turns, drawn
    evenly), then the SFT model evaluated the same two ways;
 4. grpo: `docverify train grpo` from the SFT model on the train split, then evaluated;
-5. report: `docverify bench compare` between stages (paired), a table in OUT/report.md.
+5. report: `docverify bench report` over every stage (pass@1 with intervals, plots) and
+   `docverify bench compare` between stages (paired differences, p-values) in OUT/report/.
 
 The student's prompt is kept small (--observation-tokens for the page) for rollouts, training
 and evaluation alike, so the CPU steps stay short; every command is printed before it runs.
@@ -75,7 +76,8 @@ class Demo:
         """The eval split with ``model`` (None: the base) as the llamacpp policy and inside hybrid."""
         path = [] if model is None else ["-O", f"policy.llamacpp.model_path={model}"]
         common = ["bench", "run", "--split", "eval", "--jobs", str(self.args.jobs), "--max-steps",
-                  str(self.args.max_turns), *self.sample(), *self.small, *path]
+                  str(self.args.max_turns), "--timeout", str(self.args.task_timeout), *self.sample(),
+                  *self.small, *path]
         self.resumable(self.out / f"{stage}-llamacpp.json", *common, "--policy", "llamacpp",
                        "--label", f"{stage} (llamacpp)")
         hybrid = ["-O", "policy.hybrid.engine=llamacpp",
@@ -129,25 +131,41 @@ class Demo:
             output = self.out / "grpo"
             self.docverify("train", "grpo", "--model", str(self.out / "sft" / "model"), "--output", str(output),
                            "-S", f"max_steps={self.args.grpo_steps}", "-S", "rollout_jobs=2",
-                           "-S", f"max_turns={self.args.max_turns}", "-S", "save_steps=2",
+                           "-S", f"max_turns={self.args.max_turns}",
+                           "-S", f"rollout_timeout={self.args.task_timeout}", "-S", "save_steps=2",
                            *(["--resume"] if any(output.glob("checkpoint-*")) else []), *self.small)
         self.evaluate("grpo", model)
 
     def report(self) -> None:
-        lines = ["| stage | policy | file |", "|---|---|---|"]
-        for stage in ("base", "sft", "grpo"):
-            for policy in ("llamacpp", "hybrid"):
-                path = self.out / f"{stage}-{policy}.json"
-                if path.is_file():
-                    lines.append(f"| {stage} | {policy} | {path.name} |")
-        pairs = [("base", "sft"), ("sft", "grpo"), ("base", "grpo")]
+        """``bench report`` over every stage's results (pass@1 with intervals, plots) and the paired
+        comparisons between stages, appended to OUT/report/report.md."""
+        results = [self.out / f"{stage}-{policy}.json" for stage in ("base", "sft", "grpo")
+                   for policy in ("llamacpp", "hybrid")]
+        results = [path for path in results if path.is_file()]
+        if not results:
+            raise SystemExit(f"no results in {self.out}: run the base, sft and grpo stages first")
+        folder = self.out / "report"
+        self.docverify("bench", "report", *map(str, results), "-o", str(folder))
+        lines = ["", "## Paired comparisons (bench compare: B against A on the tasks both ran)", "",
+                 "| policy | A | B | difference, pass@1 [95% CI] | p | McNemar p |", "|---|---|---|---|---|---|"]
         for policy in ("llamacpp", "hybrid"):
-            for a, b in pairs:
+            for a, b in (("base", "sft"), ("sft", "grpo"), ("base", "grpo")):
                 first, second = self.out / f"{a}-{policy}.json", self.out / f"{b}-{policy}.json"
                 if first.is_file() and second.is_file():
-                    print(f"\n== {b} against {a} ({policy})", flush=True)
-                    self.docverify("bench", "compare", str(first), str(second))
-        (self.out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+                    lines.append(self.comparison(policy, a, b, first, second))
+        with (folder / "report.md").open("a", encoding="utf-8") as report:
+            report.write("\n".join(lines) + "\n")
+        print((folder / "report.md").read_text(encoding="utf-8"))
+
+    @staticmethod
+    def comparison(policy: str, a: str, b: str, first: Path, second: Path) -> str:
+        from docverify_bench.compare import compare
+
+        group = compare(json.loads(first.read_text()), json.loads(second.read_text()))["groups"]["all"]
+        difference = group["difference"]
+        return (f"| {policy} | {a} {group['a']:.1%} | {b} {group['b']:.1%} | {difference['value']:+.1%} "
+                f"[{difference['low']:+.1%}, {difference['high']:+.1%}] ({group['tasks']} tasks) "
+                f"| {group['p_value']:.3f} | {group['mcnemar_p']:.3f} |")
 
 
 def main() -> int:
@@ -159,6 +177,9 @@ def main() -> int:
     parser.add_argument("--sft-examples", type=int, default=400, help="turns SFT trains on, at most")
     parser.add_argument("--grpo-steps", type=int, default=10)
     parser.add_argument("--max-turns", type=int, default=30, help="turns per task in evaluation and GRPO")
+    parser.add_argument("--task-timeout", type=int, default=1200,
+                        help="seconds per task, set well above --max-turns' worth so that the turn budget, not"
+                             " the machine's load, ends an unfinished task")
     parser.add_argument("--observation-tokens", type=int, default=600)
     parser.add_argument("--history-tokens", type=int, default=300)
     args = parser.parse_args()
