@@ -16,7 +16,7 @@ The file is found upward from the working directory (or given with ``--config`` 
     release = "2026-06-01"       # DOCVERIFY_CONSOLE__SANDBOX__RELEASE=...
 
 Every plugin family has such a table (``console``, ``provisioner``, ``executor``,
-``policy``, ``checker``, ``reporter``): ``use`` picks the plugin(s), a sub-table per
+``policy``, ``checker``, ``reporter``, ``backend``): ``use`` picks the plugin(s), a sub-table per
 plugin holds its options. Without ``use`` a family gets the plugin that registered
 itself as its default (``register(..., default=True)``). An unknown key is an error
 naming the key and where it came from (file and line, environment variable or option).
@@ -131,6 +131,7 @@ class Settings(_Section):
     policy: FamilySettings = _family()
     checker: FamilySettings = _family()
     reporter: FamilySettings = _family()
+    backend: FamilySettings = _family()
     prices: dict[str, Price] = Field(default_factory=dict,
                                      description="per model: USD/CNY per million tokens, e.g. [prices.gpt-4o-mini]")
     budget: str | None = Field(None, description="stop model calls before this is spent, e.g. '2.50USD', '20CNY'")
@@ -157,6 +158,7 @@ FAMILY_TABLES: dict[str, str] = {
     "policy": "policies",
     "checker": "checkers",
     "reporter": "reporters",
+    "backend": "backends",
 }
 
 

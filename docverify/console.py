@@ -1,8 +1,8 @@
 """The console family: where a console is, how to reach it, its audit log.
 
 A console plugin turns its options into a running :class:`ConsoleEndpoint`:
-the embedded ``sandbox`` starts a local server; a console of the real cloud (a
-planned ``aliyun``, say) would point at it. Later stages (executor, checker, provisioner) only see the endpoint.
+the embedded ``sandbox`` starts a local server; a console of the real cloud
+(``aliyun``) points at it. Later stages (executor, checker, provisioner) only see the endpoint.
 """
 
 from __future__ import annotations

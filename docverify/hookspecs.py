@@ -50,7 +50,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT)
 def register_consoles(register: "Register") -> None:
     """Register console classes: where a console is, how to log in, its audit-log
     endpoint and its Terraform provider block (e.g. ``sandbox``; a console of the real
-    cloud, such as a planned ``aliyun``, sets ``Console.ram_endpoint``)."""
+    cloud, such as ``aliyun``, sets ``Console.ram_endpoint``)."""
 
 
 @hookspec
@@ -88,6 +88,13 @@ def register_engines(register: "Register") -> None:
     """Register model engine classes (:class:`docverify.engines.Engine`): what answers a
     model call, asked for by name by policies, judges and provisioners
     (:func:`docverify.engines.get_engine`; e.g. ``openai``, ``llamacpp``, ``vllm``)."""
+
+
+@hookspec
+def register_backends(register: "Register") -> None:
+    """Register backend classes (:class:`docverify.run.backend.Backend`): where a run's
+    procedures execute and how their results come back to it (e.g. ``local``, this
+    process; ``ray``, workers of a Ray cluster)."""
 
 
 @hookspec

@@ -63,6 +63,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("checkers", "checker"),
     Family("reporters", "reporter"),
     Family("engines", "engine"),
+    Family("backends", "backend"),
     Family("commands", "command"),
 )
 FAMILY_BY_NAME = {family.name: family for family in FAMILIES}

@@ -16,6 +16,10 @@ whole run takes hours on a 2-core CPU: it can be stopped and started again, acro
 5. report: `docverify bench report` over every stage (pass@1 with intervals, plots) and
    `docverify bench compare` between stages (paired differences, p-values) in OUT/report/.
 
+Each stage runs the code it was started from: run it from a checkout of its own (``git worktree
+add ../demo-src HEAD``) with an environment whose docverify is that checkout, so that edits to
+the working tree (its templates, its plugins) never change a run midway.
+
 The student's prompt is kept small (--observation-tokens for the page) for rollouts, training
 and evaluation alike, so the CPU steps stay short; every command is printed before it runs.
 """

@@ -23,6 +23,7 @@ CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 
 #: built-in commands: name -> "module:attribute", imported only when used
 BUILTIN_COMMANDS = {
     "check": "docverify.cli.check:check",
+    "merge": "docverify.cli.merge:merge",
     "parse": "docverify.cli.parse:parse",
     "plugins": "docverify.cli.plugins:plugins",
     "config": "docverify.cli.config:config",

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from docverify.check.verdict import FAIL_ON
-from docverify.cli import CONTEXT_SETTINGS, completion, get_app
+from docverify.cli import CONTEXT_SETTINGS, completion, get_app, sharding
 from docverify.errors import ExitCode, NoProceduresError, UsageError
 from docverify.parse.model import Procedure, Severity
 
@@ -61,6 +61,8 @@ def parse_assignments(values: tuple[str, ...]) -> dict[str, object]:
               help="Only procedures whose id or title match, e.g. -k 'bucket and not delete'.")
 @click.option("--changed-since", metavar="GIT_REF", envvar="DOCVERIFY_CHANGED_SINCE",
               help="Only documents changed since GIT_REF (committed, staged or not). Env: DOCVERIFY_CHANGED_SINCE.")
+@sharding.shard_option()
+@sharding.shard_balance_option()
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), help="Procedures in parallel (browser contexts). Env: DOCVERIFY_JOBS.")
 @click.option("--policy", shell_complete=completion.plugin_name("policies"),
               help="Policy plugin (default literal, or hybrid once [policy.hybrid] is configured). "
@@ -69,6 +71,20 @@ def parse_assignments(values: tuple[str, ...]) -> dict[str, object]:
               help="Console plugin (default sandbox). Env: DOCVERIFY_CONSOLE.")
 @click.option("--provisioner", shell_complete=completion.plugin_name("provisioners"),
               help="Provisioner plugin: none (default), terraform, resourcecoder. Env: DOCVERIFY_PROVISIONER.")
+@click.option("--max-paid-resources", "max_paid", type=click.IntRange(0), metavar="N",
+              envvar="DOCVERIFY_MAX_PAID_RESOURCES",
+              help="Paid resources (ECS, disks, EIPs, NAT gateways, SLB/ALB, RDS, MongoDB, KMS keys) provisioning may "
+                   "create in this run; more is ENV_ERROR before anything is applied (default 0 on a real cloud). "
+                   "Env: DOCVERIFY_MAX_PAID_RESOURCES.")
+@click.option("--backend", shell_complete=completion.plugin_name("backends"),
+              help="Where procedures run: local (default: this process, one browser) or ray (Ray workers, a browser "
+                   "and a console each; pip install 'docverify[ray]'). Env: DOCVERIFY_BACKEND.")
+@click.option("--ray-workers", type=click.IntRange(1, 1024), metavar="N",
+              help="With --backend ray: workers, one procedure at a time each (default: --jobs). "
+                   "Env: DOCVERIFY_BACKEND__RAY__WORKERS.")
+@click.option("--ray-address", metavar="ADDR",
+              help="With --backend ray: the cluster to join (HOST:PORT, ray://HOST:PORT, auto); default: a local Ray "
+                   "started for the run. Env: RAY_ADDRESS.")
 @click.option("--report", "reports", multiple=True, metavar="NAME[,NAME]",
               shell_complete=completion.plugin_names("reporters"),
               help="Extra reports: json, junit, github, html (repeat or comma-separate). Needs --output for files.")
@@ -111,12 +127,14 @@ def parse_assignments(values: tuple[str, ...]) -> dict[str, object]:
               help="Any configuration key, e.g. -O console.sandbox.release=2021-06 (repeatable).")
 @click.pass_context
 def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, changed_since: str | None,
+          shard, shard_balance: str,
           jobs: int | None, policy: str | None, console_name: str | None, provisioner: str | None,
           reports: tuple[str, ...],
           output: Path | None, fail_on: str, max_steps: int, timeout: float, budget: str | None, lease_timeout: float, headed: bool | None,
           slow_mo: int | None, browser_path: str | None, screenshots: bool | None, pass_screenshots: bool, resume: bool,
           no_store: bool, dry_run: bool, exitfirst: bool, maxfail: int | None, quiet: int, verbose: int,
-          settings: tuple[str, ...]) -> int:
+          settings: tuple[str, ...], backend: str | None = None, ray_workers: int | None = None,
+          ray_address: str | None = None, max_paid: int | None = None) -> int:
     """Run the procedures under PATHS against a console and report drift, step by step.
 
     PATH is a Markdown file or a folder (recursive); PATH#ID picks one procedure of a
@@ -136,6 +154,8 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
       docverify check docs -k bucket --jobs 4 --report junit,html -o report/
       docverify check docs --changed-since origin/main --report github
       docverify check docs -O console.sandbox.release=2021-06
+      docverify check docs --backend ray --ray-workers 4            # or --ray-address HEAD:6379
+      docverify check docs --shard 2/4 --report json -o shard-2   # then: docverify merge shard-*
     """
     from docverify.check.verdict import exit_code, failing_verdicts
     from docverify.run.check import CheckOptions, CheckRun, EarlyStart, build_reporters
@@ -146,15 +166,26 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
     unknown = [name for name in fail_on_names if name not in FAIL_ON]
     if unknown:
         raise UsageError(f"--fail-on {fail_on}: unknown {', '.join(unknown)}; choose from {', '.join(FAIL_ON)}")
+    store_path = None if no_store else default_store_path(Path.cwd())
+    if shard is not None:
+        sharding.check_balance(shard_balance, store_path)
     overrides: dict[str, object] = {"jobs": jobs, "policy.use": policy, "console.use": console_name, "budget": budget,
                                     "provisioner.use": provisioner,
-                                    "reporter.terminal.verbosity": (verbose - quiet) or None}
+                                    "reporter.terminal.verbosity": (verbose - quiet) or None,
+                                    "backend.use": backend, "backend.ray.workers": ray_workers,
+                                    "backend.ray.address": ray_address}
     names = {"jobs": "--jobs", "policy.use": "--policy", "console.use": "--console", "budget": "--budget",
-             "provisioner.use": "--provisioner", "reporter.terminal.verbosity": "-q/-v"}
+             "provisioner.use": "--provisioner", "reporter.terminal.verbosity": "-q/-v", "backend.use": "--backend",
+             "backend.ray.workers": "--ray-workers", "backend.ray.address": "--ray-address"}
     assigned = parse_assignments(settings)
     names.update({key: f"--set {key}" for key in assigned})
     app = get_app(ctx)
     config = app.checked_config({**overrides, **assigned}, names)
+    given = [flag for flag, value in (("--ray-workers", ray_workers), ("--ray-address", ray_address)) if value]
+    if given and "ray" not in config.settings.backend.use:
+        raise UsageError(f"{' and '.join(given)}: only with --backend ray",
+                         hint=f"the backend is {config.settings.backend.use[0]} "
+                              f"({config.origins.get('backend.use', 'the default')}): add --backend ray")
     # the browser options go to the table of the executor in use: [executor.<name>]
     wanted = {option: (value, flag) for option, value, flag in (("headed", headed, "--headed"),
                                                                ("slow_mo_ms", slow_mo, "--slow-mo"),
@@ -167,13 +198,26 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
         executor_overrides, executor_names = _executor_options(config, app.plugins, wanted)
         if executor_overrides:
             names.update(executor_names)
-            config = app.checked_config({**overrides, **executor_overrides, **assigned}, names)
+            overrides.update(executor_overrides)
+            config = app.checked_config({**overrides, **assigned}, names)
+    if max_paid is not None:  # the provisioner in use's cost guard
+        chosen = config.settings.provisioner.use[0]
+        if "max_paid_resources" not in app.plugins.get("provisioners", chosen).Options.model_fields:
+            raise UsageError(f"--max-paid-resources: the provisioner {chosen!r} creates nothing it could count",
+                             hint="provision with --provisioner terraform (or resourcecoder)")
+        overrides[f"provisioner.{chosen}.max_paid_resources"] = max_paid
+        names[f"provisioner.{chosen}.max_paid_resources"] = "--max-paid-resources"
+        config = app.checked_config({**overrides, **assigned}, names)
 
-    # the browser launches while the docs are parsed and the console starts
-    with contextlib.nullcontext() if dry_run else EarlyStart(config, app.plugins) as early:
+    # the browser launches while the docs are parsed and the console starts (when procedures run here)
+    in_process = app.plugins.get("backends", config.settings.backend.use[0]).in_process
+    with contextlib.nullcontext() if dry_run else EarlyStart(config, app.plugins, warm=in_process) as early:
         tasks, problems = select_tasks(paths, config, keyword, changed_since, app.plugins)
-        if tasks is None:
+        if tasks is None and shard is None:
             return ExitCode.OK
+        shard_info = None
+        if shard is not None:  # a shard with nothing changed still writes its (empty) part, for the merge
+            tasks, shard_info = sharding.take(tasks or [], shard, shard_balance, store_path)
         if dry_run:
             _print_plan(tasks)
             return ExitCode.OK
@@ -189,9 +233,9 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
             limits=RunLimits(max_steps=max_steps, timeout_s=timeout, screenshots=screenshots,
                              pass_screenshots=pass_screenshots, screenshot_type="jpeg"),
             output=output, resume=resume, lease_timeout=lease_timeout,
-            store=None if no_store else default_store_path(Path.cwd()),
+            store=store_path,
             argv=sys.argv[1:], changed_since=changed_since, maxfail=1 if exitfirst else maxfail,
-            failing=failing_verdicts(fail_on_names),
+            failing=failing_verdicts(fail_on_names), shard=shard_info,
         )
         run = CheckRun(config, app.plugins, options, reporters, early=early)
         try:

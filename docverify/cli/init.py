@@ -35,6 +35,8 @@ FAMILY_COMMENTS = {
                "reasons over the page (its options go in [policy.NAME]: see `docverify plugins`)."],
     "checker": ["What decides that a procedure reached its goal."],
     "reporter": ["The reports of every run; --report adds more (json, junit, github and html need --output)."],
+    "backend": ["Where procedures run: local (this process, one browser) or ray (Ray workers, a browser each;",
+                "pip install 'docverify[ray]'; [backend.ray] workers, address)."],
 }
 #: family tables written as settings; the others are written commented out, at their defaults
 ACTIVE_TABLES = ("console", "policy")

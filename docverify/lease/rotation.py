@@ -17,8 +17,9 @@ Order and guarantees:
 4. the new ID and secret are written and read back — on failure the old values
    are written back and the new key deleted;
 5. ``DeleteAccessKey`` of the old key, signed with the new one — on failure the
-   account already works with the new key; the old key is recorded and the next
-   rotation deletes it.
+   account already works with the new key; the old key is deactivated where the API
+   can (``UpdateAccessKey`` ``Status=Inactive``: the real RAM API), recorded, and the
+   next rotation deletes it.
 """
 
 from __future__ import annotations
@@ -152,6 +153,11 @@ class AlibabaAccessKeys:
     def delete(self, key_id: str, user: str | None) -> None:
         self._call("DeleteAccessKey", "delete_access_key",
                    self.models.DeleteAccessKeyRequest(user_access_key_id=key_id, user_name=user))
+
+    def deactivate(self, key_id: str, user: str | None) -> None:
+        """``UpdateAccessKey`` to ``Inactive``: a key that could not be deleted stops working."""
+        self._call("UpdateAccessKey", "update_access_key",
+                   self.models.UpdateAccessKeyRequest(user_access_key_id=key_id, status="Inactive", user_name=user))
 
 
 def console_plugin(name: str) -> "type[Console] | None":
@@ -288,13 +294,14 @@ def rotate(lease: Lease, *, max_age_days: float, api_url: str | None = None, for
     # 5. delete the old key, signed with the new one
     outcome.status = "rotated"
     outcome.message = f"AccessKey {mask_id(old_id)} ({age_text}) replaced by {mask_id(new_id)}"
+    signed_new = api(account, api_url, new_id, new_secret)
     try:
-        api(account, api_url, new_id, new_secret).delete(old_id, user)
+        signed_new.delete(old_id, user)
     except (RamCallError, EnvironmentProblem) as error:
         problem = str(error)
         outcome.warnings.append(f"the old AccessKey {mask_id(old_id)} could not be deleted ({problem}); the account "
-                                "uses the new key; the next rotation deletes the old one (or delete it in the "
-                                "RAM console)")
+                                f"uses the new key; {_deactivate(signed_new, old_id, user)}; the next rotation "
+                                "deletes it (or delete it in the RAM console)")
         store.update(name, lambda s: _note_pending_error(s, old_id, problem))
         return outcome
     store.update(name, lambda s: setattr(s, "pending_delete", [p for p in s.pending_delete if p.key_id != old_id]))
@@ -312,6 +319,18 @@ def _verify(caller: AccessKeyApi, key_id: str, secret: str, user: str | None, ti
                 raise
         time.sleep(pause)
         pause = min(pause * 2, 5.0)
+
+
+def _deactivate(caller: AccessKeyApi, key_id: str, user: str | None) -> str:
+    """Deactivate ``key_id`` where the API can (an optional ``deactivate``); what happened."""
+    deactivate = getattr(caller, "deactivate", None)
+    if deactivate is None:
+        return "it stays active meanwhile"
+    try:
+        deactivate(key_id, user)
+    except (RamCallError, EnvironmentProblem) as error:
+        return f"deactivating it failed too ({error}): it stays active meanwhile"
+    return "it was deactivated meanwhile (it no longer signs anything)"
 
 
 def _undo_create(caller: AccessKeyApi, new_id: str, user: str | None) -> str:

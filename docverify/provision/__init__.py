@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from docverify.cost import Metered, Usage
 from docverify.registry import Plugin
+
+if TYPE_CHECKING:
+    from docverify.lease.account import Account
 
 
 @dataclass
@@ -36,3 +39,18 @@ class Provisioner(Metered, Plugin):
 
         Runs in a worker thread (Terraform takes seconds; the other procedures go on)."""
         raise NotImplementedError
+
+    def join_run(self, run_id: str) -> None:
+        """The run (its id in the results store) this provisioner creates resources for,
+        told before the first procedure: a provisioner that labels what it makes (the
+        terraform one's ``docverify-run`` tag) labels it with this. Nothing by default."""
+
+    def reclaim(self, task_id: str, account: Account | None = None) -> list[str]:
+        """Destroy what provisioning for procedure ``task_id`` left behind when the
+        process running it died mid-procedure (a backend's worker crashed: the exit of
+        :meth:`provision` never ran). Called on the machine the procedure ran on, in the
+        same working folder; ``account``: the pool's account it ran as, when it had one
+        (its keys destroy what it made). Returns what was done, one line per resource
+        or stack. Nothing by default: a provisioner that keeps no record of what it
+        made (or made nothing) has nothing to reclaim."""
+        return []

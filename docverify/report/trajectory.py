@@ -112,6 +112,58 @@ class ProcedureResult(Record):
 
 
 @record
+class ShardInfo(Record):
+    """Which part of a sharded run this run is (``--shard INDEX/COUNT``), and what the
+    whole run selected, so that ``docverify merge`` can tell what is missing and refuse
+    the shards of another run (:mod:`docverify.run.shard`)."""
+
+    index: int  #: 1-based
+    count: int
+    balance: str  #: how the procedures were split: "hash" or "store" (durations in the results store)
+    #: every procedure selected before sharding, as ``PATH#ID`` (the path relative to ``root``), in run order
+    selected: list[str]
+    assigned: list[str]  #: the keys of the procedures this shard was given, in run order
+    selected_digest: str  #: sha256 of the sorted ``selected`` keys: the same selection on every shard
+    plan_digest: str  #: sha256 of every selected key with its shard: the same split on every shard
+    root: str  #: the working folder the keys' paths are relative to
+    commit: str | None = optional()  #: the git commit checked out in ``root``, when it is a git checkout
+
+
+@record
+class MergedShard(Record):
+    """One shard folder that ``docverify merge`` read."""
+
+    source: str  #: the folder (or file) it came from
+    run_id: str
+    index: int | None = None  #: None: a run without ``--shard`` (merged with ``--force``)
+    results: int = 0
+
+
+@record
+class MergeInfo(Record):
+    """How a merged run was put together, and what it lacks."""
+
+    count: int | None  #: the shard count (None when no folder held a shard)
+    shards: list[MergedShard] = field(default_factory=list)
+    missing_shards: list[int] = field(default_factory=list)  #: shard indexes no folder held
+    missing: list[str] = field(default_factory=list)  #: ``PATH#ID`` keys selected but without a result
+    forced: list[str] = field(default_factory=list)  #: the mismatches ``--force`` let through
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing_shards and not self.missing
+
+    def describe(self) -> str:
+        """One line: what is missing ("" when nothing is)."""
+        parts = [f"shard{'s' if len(self.missing_shards) > 1 else ''} "
+                 f"{', '.join(f'{index}/{self.count}' for index in self.missing_shards)} missing"] \
+            if self.missing_shards else []
+        if self.missing:
+            parts.append(f"{len(self.missing)} procedure{'s' if len(self.missing) != 1 else ''} without a result")
+        return "incomplete: " + "; ".join(parts) if parts else ""
+
+
+@record
 class RunSummary(Record):
     """The whole run, as reporters see it at the end; its JSON is ``docverify.json``
     (with the verdict counts and the usage added up)."""
@@ -132,6 +184,8 @@ class RunSummary(Record):
     #: run-level seconds: startup (imports, configuration, plugins, parsing), prepare (policy and
     #: checkers), console (started or reached), browser (launched, signed in), procedures, close
     timings: dict[str, float] = field(default_factory=dict)
+    shard: ShardInfo | None = optional()  #: this run's part of a sharded run (``--shard``)
+    merged: MergeInfo | None = optional()  #: the shards ``docverify merge`` put together, and what is missing
     results: list[ProcedureResult] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:

@@ -26,9 +26,10 @@ from docverify.execute.executor import Executor
 from docverify.plugins import PluginSet
 from docverify.registry import Plugin
 from docverify.report.reporter import Reporter
-from docverify.report.trajectory import ProcedureResult, RunSummary
+from docverify.report.trajectory import ProcedureResult, RunSummary, ShardInfo
+from docverify.run.backend import Backend, Work
 from docverify.run.loop import RunLoop
-from docverify.run.runner import RunLimits, Runner, Stages, finish, now_iso, unfinished
+from docverify.run.runner import RunLimits, Stages, finish, now_iso, unfinished
 from docverify.run.store import ResultStore, fingerprint, new_run_id
 from docverify.task import Task
 
@@ -47,6 +48,7 @@ class CheckOptions:
     changed_since: str | None = None  #: the git ref of ``--changed-since``, for the reports
     maxfail: int | None = None  #: stop starting procedures after this many failed (``-x``, ``--maxfail``)
     failing: frozenset[Verdict] = failing_verdicts()  #: the verdicts --maxfail counts (--fail-on's)
+    shard: ShardInfo | None = None  #: this run's part of a sharded run (``--shard``), for the results
 
 
 def instances(config: Config, plugins: PluginSet, table: str, family: str,
@@ -136,6 +138,7 @@ class CheckRun:
         self.reporters = list(reporters)
         self.early = early
         self.console = instances(config, plugins, "console", "consoles")[0]
+        self.backend: Backend = instances(config, plugins, "backend", "backends")[0]  # type: ignore[assignment]
         self.stages = Stages(
             provisioner=instances(config, plugins, "provisioner", "provisioners")[0],  # type: ignore[arg-type]
             executor=early.executor if early is not None else
@@ -149,6 +152,7 @@ class CheckRun:
         for plugin in (self.stages.policy, *self.stages.checkers, self.stages.provisioner):
             plugin.meter = self.meter
         self.run_id = new_run_id()
+        self.stages.provisioner.join_run(self.run_id)
         self.console_text = self.console.name
         self.started_at, self.clock = now_iso(), time.perf_counter()
         self.results: dict[str, ProcedureResult] = {}
@@ -175,6 +179,7 @@ class CheckRun:
             resumed=len(self.resumed), interrupted=interrupted,
             output_dir=str(self.options.output) if self.options.output else None,
             changed_since=self.options.changed_since, stopped=stopped, timings=dict(self.timings),
+            shard=self.options.shard,
         )
 
     def stopping(self) -> bool:
@@ -189,7 +194,7 @@ class CheckRun:
         self.timings["startup_s"] = self.clock - IMPORTED_AT
         store = ResultStore(self.options.store) if self.options.store else None
         fingerprints = {task.id: fingerprint(task.procedure) for task in tasks}
-        interrupted = False
+        interrupted = started = False
         try:
             if store is not None:
                 self.take_over(store, fingerprints)
@@ -207,8 +212,11 @@ class CheckRun:
                     for reporter in self.reporters:
                         reporter.procedure_finished(self.resumed[task.id])
             if store is not None:
-                store.start_run(self.run_id, options={"argv": list(self.options.argv)}, console=self.console_text,
-                                policy=self.policy_name)
+                shard = self.options.shard
+                store.start_run(self.run_id, options={"argv": list(self.options.argv),
+                                                      **({"shard": f"{shard.index}/{shard.count}"} if shard else {})},
+                                console=self.console_text, policy=self.policy_name)
+                started = True
                 for task_id, result in self.resumed.items():
                     store.save(self.run_id, fingerprints[task_id], result)
 
@@ -226,7 +234,8 @@ class CheckRun:
             for plugin in (self.stages.policy, *self.stages.checkers):
                 plugin.close()
             if store is not None:
-                store.finish_run(self.run_id, interrupted=interrupted)
+                if started:  # not when preparing failed (a model, an account pool, the backend)
+                    store.finish_run(self.run_id, interrupted=interrupted)
                 store.close()
         return self.summary(tasks)
 
@@ -248,6 +257,7 @@ class CheckRun:
         """Load the policy's model and the checkers that these tasks need, once,
         so a misconfigured model is one clear error before anything runs."""
         self.accounts = self.account_pool()
+        self.backend.prepare()
         self.stages.policy.prepare()
         deciding = {next((c for c in self.stages.checkers if c.applies(task)), None) for task in tasks}
         for checker in self.stages.checkers:
@@ -258,26 +268,18 @@ class CheckRun:
         """Start the console and run ``tasks``; returns the console's description."""
         artifacts = (self.options.output / "artifacts") if self.options.output else (
             Path(".docverify") / "artifacts" / self.run_id)
-        tick = time.perf_counter()
         early = self.early or EarlyStart(self.config, self.plugins, warm=False, executor=self.stages.executor)
+        work = Work(config=self.config, plugins=self.plugins, console=self.console, stages=self.stages,
+                    loop=early.loop, meter=self.meter, limits=self.options.limits, artifacts=artifacts,
+                    output=self.options.output, jobs=self.options.jobs, save=save, stop=self.stopping,
+                    accounts=self.accounts, lease_timeout=self.options.lease_timeout, timings=self.timings)
         try:
-            with early, self.console.start() as endpoint:
-                self.timings["console_s"] = time.perf_counter() - tick
-                for task in tasks:
-                    task.region = task.region or endpoint.default_region
-                runner = Runner(self.stages, endpoint, artifacts=artifacts, limits=self.options.limits,
-                                on_result=save, output=self.options.output, accounts=self.accounts,
-                                lease_timeout=self.options.lease_timeout, console=self.console.name,
-                                stop=self.stopping, task_account=self.console.task_account)
-                try:
-                    early.loop.run(runner.run(tasks, self.options.jobs))
-                finally:
-                    self.timings.update(runner.timings)
-                    tick = time.perf_counter()
-                described = endpoint.describe()
+            with early:  # the backend (docverify.run.backend) starts the console and runs the tasks
+                described = self.backend.run(work, tasks)
+                tick = time.perf_counter()
             self.timings["close_s"] = self.timings.get("close_s", 0.0) + time.perf_counter() - tick
             return described
-        except EnvironmentProblem as problem:  # the console itself did not start
+        except EnvironmentProblem as problem:  # the console (or the backend's cluster) did not start
             for task in tasks:
                 if task.id not in self.results:
                     finish(task, unfinished(task, str(problem), time.time()), save, self.reporters)

@@ -242,6 +242,33 @@ class ResultStore:
             if fingerprints.get(procedure_id) == stored and result.verdict not in wanted
         }
 
+    def durations(self, procedure_ids: Collection[str], *, recent: int = 5) -> dict[str, list[float]]:
+        """How long each of ``procedure_ids`` took in the runs kept here: procedure id ->
+        its last ``recent`` durations in seconds, latest first (ids without any left out).
+
+        Results taken over by ``--resume`` (a copy of an earlier one), ENV_ERROR results
+        (the environment's time, not the procedure's) and the results of a shard's own
+        run (``--shard``: each shard of a run would otherwise see the store its
+        predecessors changed) do not count; a merged run (``docverify merge``) does.
+        The same store contents always give the same answer (``--shard-balance store``)."""
+        wanted = set(procedure_ids)
+        rows = self._query(
+            """SELECT results.procedure_id, json_extract(results.result, '$.duration_s') AS seconds
+               FROM results JOIN runs ON runs.run_id = results.run_id
+               WHERE results.verdict != ? AND json_extract(results.result, '$.resumed_from') IS NULL
+                   AND json_extract(runs.options, '$.shard') IS NULL
+               ORDER BY results.saved_at DESC, results.rowid DESC""",
+            (Verdict.ENV_ERROR.value,),
+        )
+        out: dict[str, list[float]] = {}
+        for row in rows:
+            seconds = row["seconds"]
+            if row["procedure_id"] in wanted and isinstance(seconds, (int, float)) and seconds >= 0:
+                kept = out.setdefault(row["procedure_id"], [])
+                if len(kept) < recent:
+                    kept.append(float(seconds))
+        return out
+
     # -- internals -----------------------------------------------------------
 
     def _make_parent(self) -> None:

@@ -14,7 +14,10 @@ delay budget is spent.
   description). An event without them is the goal reached some other way than
   the doc says -> not reached, the reason naming the value.
 - Only failed events for a criterion -> not reached; the reason quotes the error.
-- No event at all -> not reached; the reason names the event and the window.
+- No event at all -> not reached; the reason names the event and the window. Where
+  the log delivers late (a real cloud's ActionTrail: minutes), the console says an
+  event still missing at the deadline may simply not be there yet (``audit_undelivered
+  = "inconclusive"``, or the ``undelivered`` option): undecided, INCONCLUSIVE, not FAIL.
 - The audit log cannot be asked (unreachable, credentials refused, the client
   missing) -> :class:`~docverify.errors.EnvironmentProblem`, which the runner turns
   into ENV_ERROR: never a doc defect.
@@ -29,7 +32,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, SecretStr
 
@@ -77,6 +80,13 @@ class ActionTrailChecker(Checker):
         delay_s: float | None = Field(
             None, ge=0, le=3600, description="how long to keep looking for events the audit log has not shown "
             "yet (its delivery delay); default: the console's `audit_delay_s`, else 10")
+        poll_cap_s: float | None = Field(
+            None, gt=0, le=600, description="the longest pause between two looks while waiting (they back off from "
+            f"{POLL_FIRST_S}s, doubling); default: the console's `audit_poll_cap_s`, else {POLL_CAP_S}")
+        undelivered: Literal["fail", "inconclusive"] | None = Field(
+            None, description="an expected event still missing when the wait is over: 'fail' (the goal was not "
+            "reached) or 'inconclusive' (the log may not have delivered it yet); default: the console's "
+            "`audit_undelivered`, else 'fail'")
         max_results: int = Field(50, ge=1, le=50, description="events per LookupEvents page (1-50)")
         margin_s: float = Field(2.0, ge=0, le=3600, description="seconds added before and after the execution "
                                 "window, for clock skew")
@@ -98,7 +108,8 @@ class ActionTrailChecker(Checker):
         task = evidence.task
         if not task.criteria:
             return CheckResult(self.name, None, "no success criteria: no audit event to look up")
-        audit_log = await asyncio.to_thread(AuditLog.connect, evidence.endpoint, self.options)  # imports the client
+        audit_log = await asyncio.to_thread(AuditLog.connect, evidence.endpoint, self.options,  # imports the client
+                                            task.region)
         start = evidence.started - self.options.margin_s
         end = evidence.finished + self.options.margin_s
         names = _typed_names(evidence)
@@ -106,9 +117,12 @@ class ActionTrailChecker(Checker):
         values = tuple(value for _, value in applied)
         lookups = [Lookup(_resolved(task, criterion), _resource(task, criterion), names, values)
                    for criterion in task.criteria]
+        extra = evidence.endpoint.extra
         budget = self.options.delay_s
         if budget is None:
-            budget = _float(evidence.endpoint.extra.get("audit_delay_s"), default=10.0)
+            budget = _float(extra.get("audit_delay_s"), default=10.0)
+        cap = self.options.poll_cap_s or _float(extra.get("audit_poll_cap_s"), default=POLL_CAP_S)
+        undelivered = self.options.undelivered or extra.get("audit_undelivered") or "fail"
         deadline = time.monotonic() + budget
         pause = POLL_FIRST_S
         while True:
@@ -129,8 +143,8 @@ class ActionTrailChecker(Checker):
                     raise EnvironmentProblem(str(unanswered), hint=unanswered.hint)
                 break
             await asyncio.sleep(min(pause, left))
-            pause = min(pause * 2, POLL_CAP_S)
-        return _result(self.name, lookups, start, end, applied)
+            pause = min(pause * 2, max(cap, POLL_FIRST_S))
+        return _result(self.name, lookups, start, end, applied, waited=budget if undelivered == "inconclusive" else None)
 
 
 def _import_client() -> None:
@@ -208,7 +222,11 @@ class AuditLog:
         self._secrets = secrets
 
     @classmethod
-    def connect(cls, endpoint: ConsoleEndpoint, options: ActionTrailChecker.Options) -> "AuditLog":
+    def connect(cls, endpoint: ConsoleEndpoint, options: ActionTrailChecker.Options,
+                region: str | None = None) -> "AuditLog":
+        """The audit log of ``endpoint``'s account in ``region`` (default: the endpoint's):
+        an ``audit_url`` holding ``{region}`` (a real cloud's regional endpoint,
+        ``actiontrail.{region}.aliyuncs.com``) is that region's."""
         try:
             from alibabacloud_actiontrail20200706.client import Client
             from alibabacloud_tea_openapi import models as openapi_models
@@ -217,7 +235,9 @@ class AuditLog:
                 "the actiontrail checker needs the ActionTrail client (alibabacloud-actiontrail20200706)",
                 hint="pip install 'docverify[actiontrail]'",
             ) from None
-        protocol, host = _split_url(endpoint.audit_url, default_scheme=endpoint.url.partition("://")[0] or "https")
+        region = region or endpoint.default_region
+        protocol, host = _split_url(endpoint.audit_url.replace("{region}", region),
+                                    default_scheme=endpoint.url.partition("://")[0] or "https")
         url = f"{protocol}://{host}"
         key_id = options.access_key_id or endpoint.extra.get("access_key_id")
         secret = options.access_key_secret.get_secret_value() if options.access_key_secret else None
@@ -231,7 +251,7 @@ class AuditLog:
         timeout_ms = int(options.timeout_s * 1000)
         config = openapi_models.Config(
             access_key_id=key_id, access_key_secret=secret, endpoint=host, protocol=protocol,
-            region_id=endpoint.default_region, connect_timeout=timeout_ms, read_timeout=timeout_ms,
+            region_id=region, connect_timeout=timeout_ms, read_timeout=timeout_ms,
         )
         return cls(Client(config), url, endpoint.extra.get("account_id") or None, options, (key_id, secret))
 
@@ -299,7 +319,10 @@ def iso(t: float) -> str:
 
 
 def _result(checker: str, lookups: list[Lookup], start: float, end: float,
-            applied: list[tuple[str, str]] = ()) -> CheckResult:
+            applied: list[tuple[str, str]] = (), waited: float | None = None) -> CheckResult:
+    """The answer for what the lookups found. ``waited``: how long the log was given to
+    deliver, where a missing event may be one not delivered yet: then a criterion with
+    no event at all (and no failed one) leaves the goal undecided, not unreached."""
     window = f"between {iso(math.floor(start))} and {iso(math.ceil(end))}"
     found = [(lookup, lookup.success) for lookup in lookups if lookup.success is not None]
     evidence = [_trim(event) for _, event in found]
@@ -325,6 +348,11 @@ def _result(checker: str, lookups: list[Lookup], start: float, end: float,
             )
         else:
             missing.append(f"no {lookup.describe()} event in the audit log {window}")
+    undelivered = all(not lookup.failures for lookup in lookups if lookup.success is None)
+    if waited is not None and undelivered:
+        return CheckResult(checker, None, "; ".join(missing) + f" after waiting {waited:g}s for the audit log to "
+                           "deliver it: it may not have arrived yet (wait longer: the console's audit deadline, "
+                           "or [checker.actiontrail] delay_s)", evidence)
     return CheckResult(checker, False, "; ".join(missing), evidence)
 
 

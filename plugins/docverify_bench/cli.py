@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from docverify.cli import CONTEXT_SETTINGS, get_app
+from docverify.cli import CONTEXT_SETTINGS, get_app, sharding
 from docverify.errors import UsageError
 
 #: Where ``--tasks`` points when not given: the repository's task set.
@@ -104,6 +104,7 @@ def manifest(tasks_dir: Path | None, version: str | None, write: bool) -> None:
                    "tasks on every machine for one --sample-seed (a slow policy measured on a fixed subset, "
                    "compared with others on the tasks both ran).")
 @click.option("--sample-seed", type=int, default=0, show_default=True, help="Which sample --sample draws.")
+@sharding.shard_option("tasks (after --sample)")
 @click.option("--runs", type=click.IntRange(1, 100), default=1, show_default=True,
               help="Attempts per task (pass@k for k up to it).")
 @click.option("-j", "--jobs", type=click.IntRange(1, 64), default=1, show_default=True,
@@ -119,7 +120,7 @@ def manifest(tasks_dir: Path | None, version: str | None, write: bool) -> None:
 @click.option("--label", default=None, help="This run's name in reports (default: the policy and its model).")
 @click.pass_context
 def run(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str | None, categories: tuple[str, ...],
-        products: tuple[str, ...], families: tuple[str, ...], sample: int | None, sample_seed: int, runs: int,
+        products: tuple[str, ...], families: tuple[str, ...], sample: int | None, sample_seed: int, shard, runs: int,
         jobs: int, out: Path, resume: bool,
         max_steps: int, timeout: float, settings: tuple[str, ...], label: str | None) -> int:
     """Run a policy over the task set and score it: pass@1 (mean over runs), pass@k
@@ -134,8 +135,15 @@ def run(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str | No
       docverify bench run --policy literal --tasks benchmark/solutions --label reference --out ref.json
     Readiness of a new account without and with provisioning:
       docverify bench run ... -O console.sandbox.resources=empty -O provisioner.use=none
+    On Ray workers (--jobs of them; a local Ray unless RAY_ADDRESS names a cluster):
+      docverify bench run ... -O backend.use=ray
 
-    Every attempt is saved to --out as it ends; --resume continues."""
+    Every attempt is saved to --out as it ends; --resume continues.
+
+    \b
+    On four machines, then together (each task in exactly one shard, by the hash of its FILE#ID):
+      docverify bench run --policy literal --shard 2/4 --out bench/literal-2.json
+      docverify bench merge bench/literal-*.json --out bench/literal.json"""
     from docverify.cli.check import parse_assignments
     from docverify.scrub import scrub_object
     from docverify_bench.run import BenchOptions, ResultsFile, run_benchmark
@@ -148,8 +156,11 @@ def run(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str | No
         raise UsageError("no task matches the filters", hint="see `docverify bench tasks`")
     if sample is not None:
         chosen = draw(chosen, sample, sample_seed)
+    shard_info = None
+    if shard is not None:
+        chosen, shard_info = shard_tasks(chosen, shard, task_set.folder)
     options = BenchOptions(policy=policy, runs=runs, jobs=jobs, split=split, settings=parse_assignments(settings),
-                           max_steps=max_steps, timeout_s=timeout, label=label)
+                           max_steps=max_steps, timeout_s=timeout, label=label, shard=shard_info)
     if resume and out.is_file():
         results = ResultsFile.resume(out, chosen, task_set, options)
     else:
@@ -164,6 +175,16 @@ def run(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str | No
     print_scores(scores)
     click.echo(f"results: {out}", err=True)
     return 0
+
+
+def shard_tasks(tasks, spec, folder: Path):
+    """Shard ``spec``'s part of the chosen tasks (by the hash of ``FILE#ID``), and what
+    the results file records of it."""
+    from docverify.run.shard import git_commit, take_shard
+
+    sharded = take_shard(tasks, spec, lambda task: f"{task.file}#{task.id}", root=folder, commit=git_commit(Path.cwd()))
+    click.echo(f"shard {spec}: {len(sharded.items)} of {len(tasks)} tasks", err=True)
+    return sharded.items, sharded.info
 
 
 def print_scores(scores: dict[str, Any]) -> None:
@@ -184,6 +205,44 @@ def print_scores(scores: dict[str, Any]) -> None:
         click.echo(f"by {group}:")
         for name, data in scores[group].items():
             click.echo(line(name, data))
+
+
+@bench.command(context_settings=CONTEXT_SETTINGS)
+@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The merged results file (JSON).")
+@click.option("--allow-missing", is_flag=True, envvar="DOCVERIFY_ALLOW_MISSING",
+              help="Missing shards or tasks do not fail the merge (they are still said). Env: DOCVERIFY_ALLOW_MISSING.")
+@click.option("--force", is_flag=True, help="Merge results of different benchmark runs anyway.")
+def merge(results: tuple[Path, ...], out: Path, allow_missing: bool, force: bool) -> int:
+    """Merge the results files of the shards of one benchmark run (`bench run --shard
+    INDEX/COUNT`) into one, scored over every task.
+
+    Exit code 3 when a shard or a task is missing, or a task lacks attempts (unless
+    --allow-missing); 2 for files of different runs (unless --force)."""
+    from docverify.errors import ExitCode
+    from docverify_bench.merge import merge_results
+    from docverify_bench.run import read_results
+
+    files = [(path, read_results(path)) for path in dict.fromkeys(path.resolve() for path in results)]
+    data = merge_results(files, force=force)
+    merged = data["merged"]
+    for problem in merged["forced"]:
+        click.echo(f"warning: --force: {problem}", err=True)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print_scores(data["scores"])
+    click.echo(f"results: {out} ({len(files)} files, {len(data['tasks'])} tasks)", err=True)
+    lines = [f"shard {index}/{merged['count']} missing" for index in merged["missing_shards"]]
+    lines += [f"task {key} has no results" for key in merged["missing"]]
+    lines += [f"task {task_id} has fewer than {data['runs']} attempts" for task_id in merged["unfinished"]]
+    for line in lines:
+        click.secho(line, fg="yellow", err=True)
+    if lines and not allow_missing:
+        click.echo(f"the merge is incomplete: exit {int(ExitCode.ENVIRONMENT)} (give --allow-missing to accept it)",
+                   err=True)
+        return ExitCode.ENVIRONMENT
+    return ExitCode.OK
 
 
 @bench.command(context_settings=CONTEXT_SETTINGS)

@@ -24,7 +24,7 @@ from typing import Any
 from docverify.check.verdict import Verdict
 from docverify.errors import ConfigError
 from docverify.report.reporter import Reporter
-from docverify.report.trajectory import ProcedureResult
+from docverify.report.trajectory import ProcedureResult, ShardInfo
 from docverify_bench.score import env_cause, score
 from docverify_bench.tasks import BenchTask, TaskSet
 
@@ -47,6 +47,7 @@ class BenchOptions:
     max_steps: int = 80
     timeout_s: float = 300.0
     label: str | None = None  #: the name of this run in reports (default: the policy, and its model)
+    shard: ShardInfo | None = None  #: this run's part of a sharded benchmark (``--shard``)
 
     def overrides(self, release: str | None = None) -> dict[str, Any]:
         """The configuration a benchmark run uses: the policy, the audit-log checker
@@ -124,6 +125,8 @@ class ResultsFile:
                              "release": t.release} for t in tasks},
             "attempts": [],
         }
+        if options.shard is not None:
+            data["shard"] = options.shard.to_dict()
         return cls(path, data)
 
     @classmethod
@@ -142,6 +145,9 @@ class ResultsFile:
             differs.append("its tasks")
         if data["runs"] > options.runs:
             differs.append(f"runs {data['runs']} (now {options.runs})")
+        now = f"{options.shard.index}/{options.shard.count}" if options.shard else None
+        if shard_name(data.get("shard")) != now:
+            differs.append(f"shard {shard_name(data.get('shard')) or 'none'} (now {now or 'none'})")
         if differs:
             raise ConfigError(f"{path}: --resume needs the same benchmark; it differs in " + ", ".join(differs),
                               hint="give another --out, or run it again without --resume")
@@ -168,6 +174,11 @@ class ResultsFile:
         partial = self.path.with_name(self.path.name + ".partial")
         partial.write_text(json.dumps(self.data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         partial.replace(self.path)
+
+
+def shard_name(shard: Mapping[str, Any] | None) -> str | None:
+    """``"2/4"`` of a results file's ``shard``, or None."""
+    return f"{shard['index']}/{shard['count']}" if shard else None
 
 
 def environment(config: Mapping[str, Any]) -> dict[str, str]:
@@ -241,6 +252,9 @@ def run_benchmark(app: Any, task_set: TaskSet, tasks: Sequence[BenchTask], optio
                                           limits=RunLimits(max_steps=options.max_steps, timeout_s=options.timeout_s)),
                              [AttemptRecorder(record)])
             if wrap_policy is not None:
+                if not check.backend.in_process:  # the wrapped policy lives here, not on the backend's workers
+                    raise ConfigError(f"recording the policy (a rollout) needs the local backend, not "
+                                      f"{check.backend.name!r}", hint="-O backend.use=local")
                 check.stages = replace(check.stages, policy=wrap_policy(check.stages.policy))
             check.run([make_task(t.procedure) for t in todo])
             progress(f"[run {run}] release {release}: {len(todo)} tasks in {time.perf_counter() - started:.1f}s")

@@ -10,7 +10,12 @@
   language in a cookie (the sandbox's ``aliyun_lang``) sets none at sign-in, so the
   shared cookies leave each session's locale in charge.
 - The browser reaches only the console's origins: any other request is aborted
-  and named in the next observation's error.
+  and named in the next observation's error. An origin ``https://*.example.com``
+  allows every host under that domain (a real cloud's console loads from many).
+- A console with a logon flow of its own (several pages, challenges, federation)
+  gives a :class:`~docverify.console.LoginForm` with a ``browser_sign_in(contexts,
+  timeout_s)`` coroutine method: it is handed sign-in browser contexts and answers
+  the storage state (``docverify_aliyun.signin.AliyunLogin``).
 - Actions address elements by the snapshot's refs (``aria-ref=e12``). Every action
   has a timeout; a failed action is an :class:`ActionResult` with the error, never
   an exception. A dead browser or context is an ``EnvironmentProblem``.
@@ -173,6 +178,15 @@ def _own_browser(playwright: Any) -> str | None:
         return None
 
 
+def _origin_pattern(allowed: str) -> str:
+    """An allowed origin as a regular expression; ``https://*.example.com`` matches
+    every host under example.com."""
+    scheme, _, host = allowed.partition("://")
+    if host.startswith("*."):
+        return re.escape(f"{scheme}://") + r"(?:[A-Za-z0-9-]+\.)+" + re.escape(host[2:])
+    return re.escape(allowed)
+
+
 #: a context's storage state with no cookies: a session of nobody, for signing in
 SIGNED_OUT: dict[str, Any] = {"cookies": [], "origins": []}
 #: the locale of sign-in contexts: the login form's labels (LoginForm) are English
@@ -191,7 +205,8 @@ class PlaywrightRun:
         self.browser = browser
         self.artifacts = artifacts
         self.allowed = {origin(o) for o in (*endpoint.origins, endpoint.url)}
-        allowed = "|".join(re.escape(o) + "(?:[/?#]|$)" for o in sorted(self.allowed))
+        allowed = "|".join(_origin_pattern(o) + "(?:[/?#]|$)" for o in sorted(self.allowed))
+        self.inside = re.compile(f"^(?:{allowed})")
         self.outside = re.compile(f"^(?!(?:{allowed}|data:|blob:|about:))")
         self.storage_state: dict[str, Any] | None = None  #: the endpoint's own account, signed in at open
         self.states: dict[tuple[str, str, str], dict[str, Any]] = {}  #: other accounts' (leased per task)
@@ -243,7 +258,11 @@ class PlaywrightRun:
 
     async def signed_in(self, login: LoginForm) -> dict[str, Any]:
         """Sign in through the console's form as ``login``; the context's storage state.
-        A plain HTML form is posted over HTTP (no browser context, no page load)."""
+        A plain HTML form is posted over HTTP (no browser context, no page load); a
+        console's own logon flow (``login.browser_sign_in``) gets sign-in contexts."""
+        own_flow = getattr(login, "browser_sign_in", None)
+        if own_flow is not None:
+            return await own_flow(self.sign_in_context, self.options.navigation_timeout_s)
         if login.form_fields is not None:
             return await asyncio.to_thread(sign_in_over_http, login, self.options.navigation_timeout_s)
         context = await self.new_context(SIGNED_OUT, SIGN_IN_LOCALE)
@@ -269,6 +288,16 @@ class PlaywrightRun:
                 raise CredentialsRejected(f"signing in at {login.url} as {login.user} failed: {reason}",
                                           hint="check the account's user name and password")
             return await context.storage_state()
+        finally:
+            await self._close_context(context)
+
+    @asynccontextmanager
+    async def sign_in_context(self, storage_state: dict[str, Any] | None = None) -> AsyncIterator[Any]:
+        """A browser context to sign in with: ``storage_state``'s session (None: nobody's),
+        in the sign-in locale, not routed, not traced; closed when left."""
+        context = await self.new_context(storage_state or SIGNED_OUT, SIGN_IN_LOCALE)
+        try:
+            yield context
         finally:
             await self._close_context(context)
 
@@ -472,7 +501,7 @@ class PlaywrightSession:
             case ActionKind.GOTO:
                 # a doc's link into the console this one stands in for opens the same page here
                 url = self.run.endpoint.local(action.value) or urljoin(self.run.endpoint.url + "/", action.value)
-                if origin(url) not in self.run.allowed:
+                if not self.run.inside.match(url):
                     raise ValueError(f"{url} is outside the console ({', '.join(sorted(self.run.allowed))})")
                 # a page that is slow to come is waited for: asked for again, it could be even slower
                 await self.patiently(action, lambda ms: page.goto(url, timeout=ms), repeatable=False,

@@ -170,6 +170,8 @@ def job_summary(summary: RunSummary, *, workspace: str | None = None, links: str
         headline += f" ({summary.resumed} resumed)"
     if summary.interrupted:
         headline += " — **interrupted**"
+    if summary.merged is not None and not summary.merged.complete:
+        headline += f" — **{summary.merged.describe()}**"
     out = [
         "## docverify",
         "",
@@ -190,6 +192,7 @@ def job_summary(summary: RunSummary, *, workspace: str | None = None, links: str
                 f"| {duration(result.duration_s)} |"
             )
         out.append("")
+    out += _missing(summary)
     found = [problem for result in summary.results for problem in problems(result)]
     if found:
         out += ["### Findings", ""]
@@ -199,6 +202,24 @@ def job_summary(summary: RunSummary, *, workspace: str | None = None, links: str
     if not_verifiable:
         out += [f"ℹ️ {not_verifiable} step{'s' if not_verifiable != 1 else ''} could not be verified literally.", ""]
     return "\n".join(out) + "\n"
+
+
+#: missing procedures the job summary lists, one a line
+SHOWN_MISSING = 50
+
+
+def _missing(summary: RunSummary) -> list[str]:
+    """A merged run's missing shards and procedures (``docverify merge``)."""
+    merged = summary.merged
+    if merged is None or merged.complete:
+        return []
+    out = ["### Missing", ""]
+    out += [f"- ⚠️ shard {index}/{merged.count}: no results" for index in merged.missing_shards]
+    shown = merged.missing[:SHOWN_MISSING]
+    out += [f"- ⚠️ {_code(key)}: no result" for key in shown]
+    if len(merged.missing) > len(shown):
+        out.append(f"- … and {len(merged.missing) - len(shown)} more procedures without a result")
+    return out + [""]
 
 
 def _problem_item(problem: Problem, workspace: str | None, links: str | None) -> str:

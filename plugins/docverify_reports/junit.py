@@ -69,6 +69,14 @@ def junit_xml(summary: RunSummary) -> ET.Element:
         values += [("model_calls", str(usage.calls)), ("tokens_in", str(usage.tokens_in)),
                    ("tokens_out", str(usage.tokens_out)), ("model_turns", str(usage.model_turns)),
                    ("cost", usage.describe_cost())]
+    if summary.shard is not None:
+        values.append(("shard", f"{summary.shard.index}/{summary.shard.count}"))
+    if summary.merged is not None:
+        values.append(("merged_shards", str(len(summary.merged.shards))))
+        if not summary.merged.complete:
+            values += [("missing_shards", ",".join(f"{index}/{summary.merged.count}"
+                                                  for index in summary.merged.missing_shards)),
+                       ("missing_procedures", ",".join(summary.merged.missing))]
     for name, value in values:
         ET.SubElement(properties, "property", {"name": name, "value": _text(value)})
     for result in summary.results:

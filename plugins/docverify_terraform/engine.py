@@ -192,40 +192,73 @@ def _platform() -> str:
     return f"{platform.system().lower()}_{arch}"
 
 
-def write_cli_config(cache_dir: Path) -> Path:
+#: the real cloud's provider, as ``provider_mirror`` serves it
+ALICLOUD_SOURCE = "registry.terraform.io/aliyun/alicloud"
+
+
+def provider_mirror(value: str | None) -> str | None:
+    """``[provisioner.terraform] provider_mirror`` checked: an ``https://`` URL (a network
+    mirror) or an existing folder (a filesystem mirror, made absolute); None when unset."""
+    if not value:
+        return None
+    if value.startswith(("https://", "http://")):
+        if not value.startswith("https://"):
+            raise EnvironmentProblem(f"provider_mirror {value!r}: a network mirror must be an https:// URL",
+                                     hint="Terraform reaches network mirrors over HTTPS only; or give a folder")
+        return value.rstrip("/") + "/"
+    folder = Path(value).expanduser()
+    if not folder.is_dir():
+        raise EnvironmentProblem(f"provider_mirror {value!r} is neither an https:// URL nor a folder",
+                                 hint="fill a folder with `terraform providers mirror DIR` where the registry is "
+                                      "reachable, or give a network mirror's https:// URL")
+    return str(folder.resolve())
+
+
+def write_cli_config(cache_dir: Path, mirror: str | None = None) -> Path:
     """Write the local providers (:mod:`.local_providers`: the sandbox's) into a filesystem
-    mirror, and the CLI configuration that uses it.
+    mirror, and the CLI configuration that uses it; with ``mirror`` (a folder or an
+    ``https://`` URL, :func:`provider_mirror`), aliyun/alicloud comes from there too.
 
     A filesystem mirror rather than ``dev_overrides``: with overrides ``terraform init``
     still asks the registry for the provider and fails offline, so stacks could not be
     initialised uniformly; the mirror serves it to ``init`` like any provider, and every
-    other provider still comes from its registry (through the plugin cache).
+    other provider still comes from its registry (through the plugin cache). A
+    configuration with a mirror of its own is a file of its own (``terraform-<digest>.rc``),
+    so runs with different mirrors never rewrite each other's.
     """
-    mirror = cache_dir / "mirror"
+    local_mirror = cache_dir / "mirror"
     local = local_providers()
     for provider in local:
-        package = mirror.joinpath(*provider.source.split("/"), provider.version, _platform())
+        package = local_mirror.joinpath(*provider.source.split("/"), provider.version, _platform())
         launcher = _python_launcher(provider.module, {"DOCVERIFY_PROVIDER_CACHE": str(cache_dir / "provider")})
         _write_if_changed(package / f"terraform-provider-{provider.type}_v{provider.version}", launcher,
                           executable=True)
     sources = ", ".join(json.dumps(provider.source) for provider in local)
     (cache_dir / "plugin-cache").mkdir(parents=True, exist_ok=True)
     rc = cache_dir / "terraform.rc"
+    configured = ""
+    if mirror:
+        kind, where = ("network_mirror", "url") if mirror.startswith("https://") else ("filesystem_mirror", "path")
+        configured = (f"  {kind} {{\n"
+                      f"    {where} = {json.dumps(mirror)}\n"
+                      f"    include = [{json.dumps(ALICLOUD_SOURCE)}]\n"
+                      "  }\n")
+        rc = cache_dir / f"terraform-{hashlib.sha256(mirror.encode()).hexdigest()[:12]}.rc"
+    excluded = ", ".join([*(json.dumps(provider.source) for provider in local),
+                          *([json.dumps(ALICLOUD_SOURCE)] if mirror else [])])
     # No plugin_cache_dir here: every init re-installed the mirrored sandbox provider into
     # the shared cache, under the feet of a parallel stack's apply ("Required plugins are
     # not installed"). Registry providers get the cache through TF_PLUGIN_CACHE_DIR instead
     # (Terraform.environment), where downloads are worth sharing.
     mirrored = ("  filesystem_mirror {\n"
-                f"    path    = {json.dumps(str(mirror))}\n"
+                f"    path    = {json.dumps(str(local_mirror))}\n"
                 f"    include = [{sources}]\n"
-                "  }\n"
-                "  direct {\n"
-                f"    exclude = [{sources}]\n"
-                "  }\n") if local else "  direct {}\n"
+                "  }\n") if local else ""
+    direct = f"  direct {{\n    exclude = [{excluded}]\n  }}\n" if excluded else "  direct {}\n"
     _write_if_changed(rc, (
         "# written by docverify: the local providers from a mirror, everything else from its registry\n"
         "provider_installation {\n"
-        f"{mirrored}"
+        f"{mirrored}{configured}{direct}"
         "}\n"))
     return rc
 
@@ -284,16 +317,19 @@ class Terraform:
 
     def __init__(self, binary: TerraformBinary | str | None = None, *, credentials: Credentials | None = None,
                  env: dict[str, str] | None = None, cache_dir: Path | None = None,
-                 timeouts: dict[str, float] | None = None) -> None:
+                 timeouts: dict[str, float] | None = None, mirror: str | None = None) -> None:
         """``binary``: a :class:`TerraformBinary`, or a ``prefer`` for :func:`find_terraform`.
-        ``env``: extra, non-secret variables (e.g. ``DOCVERIFY_SANDBOX_API_URL``)."""
+        ``env``: extra, non-secret variables (e.g. ``DOCVERIFY_SANDBOX_API_URL``).
+        ``mirror``: where aliyun/alicloud comes from instead of the registry (a folder or an
+        ``https://`` URL: :func:`provider_mirror`)."""
         self.cache_dir = cache_dir or cache_root() / _environment_key()
         self.binary = binary if isinstance(binary, TerraformBinary) else find_terraform(binary,
                                                                                          cache_dir=self.cache_dir)
         self.credentials = credentials
         self.extra_env = dict(env or {})
         self.timeouts = {**DEFAULT_TIMEOUTS, **(timeouts or {})}
-        self.cli_config = write_cli_config(self.cache_dir)
+        self.mirror = provider_mirror(mirror)
+        self.cli_config = write_cli_config(self.cache_dir, self.mirror)
 
     def environment(self) -> dict[str, str]:
         """The environment of every command: inherited, minus variables that would redirect
@@ -634,7 +670,7 @@ def destroy_leftovers(state_dir: str | Path, terraform: Terraform, *, attempts: 
             continue
         scoped = Terraform(terraform.binary, credentials=terraform.credentials,
                            env={**entry.env, **terraform.extra_env}, cache_dir=terraform.cache_dir,
-                           timeouts=terraform.timeouts)
+                           timeouts=terraform.timeouts, mirror=terraform.mirror)
         stack = Stack(scoped, entry.workdir, ledger=ledger, stack_id=entry.id, labels=entry.labels)
         try:
             stack.init(reinstall_sandbox=True)  # the provider's launcher may differ from the one it was applied with

@@ -5,7 +5,12 @@ or the copy installed with the package; a ``--templates DIR`` folder is searched
 first, file by file):
 
 - ``types.yaml``: META type -> the provider's Terraform resource type
-  (``vpc: alicloud_vpc``); a META type missing there has no template;
+  (``vpc: alicloud_vpc``); a META type missing there has no template. A type that
+  costs money while it exists is a mapping, ``ecs_instance: {resource:
+  alicloud_instance, paid: true, size: instance_type}``: ``paid`` marks it for the
+  cost guard (:mod:`docverify_terraform.cost_guard`), ``size`` names the attribute
+  (and the argument) that chooses how big it is, which the guard holds to an
+  allow-list;
 - ``provider.tf.j2``: the ``terraform``/``required_providers``/``provider``
   blocks; variables ``region``, ``suffix``, ``provider``;
 - ``<meta_type>.tf.j2``: one resource (plus any helper it cannot do without).
@@ -16,6 +21,10 @@ first, file by file):
   ``r.tf_type``; functions ``ref(meta_type)`` -> the Terraform address of that
   dependency in this stack (``alicloud_vpc.vpc_1``, so ``vpc_id =
   {{ ref("vpc") }}.id``), ``refs(meta_type)`` -> all of them, ``has(meta_type)``;
+  ``attribute(meta_type, name, default)`` -> an attribute of the stack's first
+  resource of that type (a vSwitch picks a zone offering the instance's type);
+  ``tags``: the tags every taggable resource carries (``docverify-run``,
+  ``docverify-task``: ``tags = {{ tags | hcl }}``);
   the filter ``hcl`` writes a Python value as an HCL literal. Every template
   declares ``output "<address>_id"`` and, when the type has a name,
   ``output "<address>_name"``.
@@ -42,6 +51,10 @@ from docverify.provision.meta import META_TYPES, UNNAMED, Requirement, instance_
 
 #: The default region where a procedure names none.
 DEFAULT_REGION = "cn-hangzhou"
+#: The tags ``docverify plan`` shows: a run fills in its own (TerraformProvisioner.tags)
+PLAN_TAGS = {"docverify-run": "<run id>", "docverify-task": "<procedure id>"}
+#: what a mapping entry of types.yaml may hold
+_ENTRY_KEYS = {"resource", "paid", "size"}
 
 
 class TemplateError(EnvironmentProblem):
@@ -92,6 +105,10 @@ class TemplateSet:
     dirs: list[Path]
     types: dict[str, str]  #: META type -> Terraform resource type
     sources: dict[str, Path]  #: META type -> the types.yaml that mapped it
+    #: META types that cost money while they exist: marked ``paid`` in any folder's
+    #: types.yaml (a folder searched first cannot unmark what the built-in one marks)
+    paid: set[str] = field(default_factory=set)
+    sizes: dict[str, str] = field(default_factory=dict)  #: META type -> the attribute choosing its size
 
     @classmethod
     def load(cls, provider: str, templates: str | Path | None = None) -> "TemplateSet":
@@ -105,6 +122,8 @@ class TemplateSet:
             )
         types: dict[str, str] = {}
         sources: dict[str, Path] = {}
+        marked: set[str] = set()
+        sizes: dict[str, str] = {}
         for folder in reversed(provider_dirs):  # the first folder wins
             path = folder / "types.yaml"
             if not path.is_file():
@@ -120,11 +139,14 @@ class TemplateSet:
             for key, value in data.items():
                 if key not in META_TYPES:
                     raise TemplateError(f"{path}: unknown META type '{key}'", hint=f"valid types: {', '.join(META_TYPES)}")
-                if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z_][\w-]*", value):
-                    raise TemplateError(f"{path}: '{key}' must map to a Terraform resource type name, not {value!r}")
-                types[key] = value
+                resource, paid, size = _entry(path, key, value)
+                types[key] = resource
                 sources[key] = path
-        return cls(provider=provider, dirs=provider_dirs, types=types, sources=sources)
+                if paid:
+                    marked.add(key)
+                if size:
+                    sizes[key] = size
+        return cls(provider=provider, dirs=provider_dirs, types=types, sources=sources, paid=marked, sizes=sizes)
 
     def template_path(self, name: str) -> Path | None:
         for folder in self.dirs:
@@ -148,6 +170,27 @@ class TemplateSet:
         )
         env.filters["hcl"] = hcl
         return env
+
+
+def _entry(path: Path, key: str, value: Any) -> tuple[str, bool, str | None]:
+    """(Terraform resource type, paid, size attribute) of one types.yaml entry: a type
+    name, or a mapping ``{resource: ..., paid: true, size: instance_type}``."""
+    if isinstance(value, Mapping):
+        unknown = sorted(set(map(str, value)) - _ENTRY_KEYS)
+        if unknown:
+            raise TemplateError(f"{path}: '{key}' has unknown keys {', '.join(unknown)}",
+                                hint="an entry maps to a resource type name, or to {resource: NAME, paid: true, "
+                                     "size: ATTRIBUTE}")
+        resource, paid, size = value.get("resource"), value.get("paid", False), value.get("size")
+        if not isinstance(paid, bool):
+            raise TemplateError(f"{path}: '{key}': paid must be true or false, not {paid!r}")
+        if size is not None and not (isinstance(size, str) and re.fullmatch(r"[a-z_][a-z0-9_]*", size)):
+            raise TemplateError(f"{path}: '{key}': size must name an attribute (instance_type), not {size!r}")
+    else:
+        resource, paid, size = value, False, None
+    if not isinstance(resource, str) or not re.fullmatch(r"[A-Za-z_][\w-]*", resource):
+        raise TemplateError(f"{path}: '{key}' must map to a Terraform resource type name, not {resource!r}")
+    return resource, paid, size
 
 
 # --- HCL values ----------------------------------------------------------------------------------
@@ -191,6 +234,9 @@ class StackResource:
     attributes: dict[str, Any]
     index: int  #: 1-based among the resources of its META type
     template: str  #: the template file used, for messages
+    paid: bool = False  #: it costs money while it exists (types.yaml ``paid``)
+    size: str | None = None  #: the attribute (and argument) choosing how big it is (types.yaml ``size``)
+    text: str = ""  #: what its template rendered (its block, and any helper it declares)
 
     @property
     def tf_address(self) -> str:
@@ -198,7 +244,7 @@ class StackResource:
 
     def to_dict(self) -> dict[str, Any]:
         return {"address": self.tf_address, "meta_type": self.meta_type, "name": self.name,
-                "attributes": dict(self.attributes), "template": self.template}
+                "attributes": dict(self.attributes), "template": self.template, "paid": self.paid}
 
 
 @dataclass
@@ -212,6 +258,7 @@ class Stack:
     files: dict[str, str] = field(default_factory=dict)  #: file name -> HCL
     outputs: dict[str, list[str]] = field(default_factory=dict)  #: output name -> task-context keys
     uncovered: list[Requirement] = field(default_factory=list)  #: no template (and what depends on them)
+    tags: dict[str, str] = field(default_factory=dict)  #: what every taggable resource is tagged with
 
     def context(self, values: Mapping[str, Any]) -> dict[str, str]:
         """Task-context entries from ``terraform output -json`` (or plain name -> value):
@@ -233,6 +280,10 @@ class Stack:
         """Human-readable resources, for reports: ``alicloud_vpc.vpc_1 (docverify-vpc-ab12cd)``."""
         return [r.tf_address + (f" ({r.name})" if r.name else "") for r in self.resources]
 
+    def paid(self) -> list[StackResource]:
+        """The resources that cost money while they exist (the cost guard counts them)."""
+        return [r for r in self.resources if r.paid]
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "provider": self.provider, "region": self.region, "suffix": self.suffix,
@@ -240,6 +291,7 @@ class Stack:
             "files": dict(self.files),
             "outputs": {name: list(keys) for name, keys in self.outputs.items()},
             "uncovered": [r.type for r in self.uncovered],
+            "tags": dict(self.tags),
         }
 
 
@@ -290,16 +342,18 @@ def render_stack(
     region: str | None = None,
     templates: str | Path | None = None,
     allow_uncovered: bool = False,
+    tags: Mapping[str, str] | None = None,
 ) -> Stack:
     """The Terraform files for ``requirements`` (closed over dependencies, in order:
-    :func:`docverify.provision.meta.resolve_meta`) with ``provider``'s templates.
+    :func:`docverify.provision.meta.resolve_meta`) with ``provider``'s templates;
+    ``tags`` (default :data:`PLAN_TAGS`) go on every resource whose template tags it.
 
     A META type without a template is an :class:`UncoveredMetaError`, unless
     ``allow_uncovered``: then it and what depends on it are left out and listed in
     ``Stack.uncovered`` (``docverify plan`` shows them; ResourceCoder writes them)."""
     region = region or DEFAULT_REGION
     template_set = TemplateSet.load(provider, templates)
-    stack = Stack(provider=provider, region=region, suffix=suffix)
+    stack = Stack(provider=provider, region=region, suffix=suffix, tags=dict(PLAN_TAGS if tags is None else tags))
     missing = {r.type for r in requirements if not template_set.covers(r.type)}
     blocked = set(missing)
     changed = True
@@ -332,15 +386,18 @@ def render_stack(
                 attributes=dict(requirement.attributes),
                 index=index,
                 template=f"{provider}/{requirement.type}.tf.j2",
+                paid=requirement.type in template_set.paid,
+                size=template_set.sizes.get(requirement.type),
             ))
     env = template_set.environment()
-    globals_ = {"region": region, "suffix": suffix, "provider": provider}
+    globals_ = {"region": region, "suffix": suffix, "provider": provider, "tags": dict(stack.tags)}
     stack.files["provider.tf"] = _render(env, template_set, "provider.tf.j2", globals_)
     blocks = []
     others: dict[str, list[str]] = {}  #: the templates' further outputs (an EIP's address): their own key
     for resource in stack.resources:
         text = _render(env, template_set, f"{resource.meta_type}.tf.j2", {**globals_, **_functions(stack, resource)})
         _check_outputs(text, resource, template_set)
+        resource.text = text
         for attribute in re.findall(rf'output\s+"{re.escape(resource.address)}_(\w+)"', text):
             if attribute not in ("id", "name"):
                 others[f"{resource.address}_{attribute}"] = [f"{resource.address}_{attribute}"]
@@ -373,7 +430,12 @@ def _functions(stack: Stack, resource: StackResource) -> dict[str, Any]:
     def has(meta_type: str) -> bool:
         return bool(refs(meta_type))
 
-    return {"r": resource, "ref": ref, "refs": refs, "has": has}
+    def attribute(meta_type: str, name: str, default: Any = None) -> Any:
+        refs(meta_type)  # a META type, or an error naming the valid ones
+        first = next((r for r in stack.resources if r.meta_type == meta_type), None)
+        return first.attributes.get(name, default) if first is not None else default
+
+    return {"r": resource, "ref": ref, "refs": refs, "has": has, "attribute": attribute}
 
 
 def _render(env, template_set: TemplateSet, name: str, variables: dict[str, Any]) -> str:

@@ -214,8 +214,8 @@ def test_a_console_of_the_real_cloud_rotates_through_the_official_sdk(real_cloud
     monkeypatch.setattr(CloudConsole, "ram_endpoint", None)
     with pytest.raises(UsageError, match="cannot rotate keys of console 'cloud'.*offers no RAM API"):
         access_key_api(account, None, "LTAIcloud1", "cloud-secret")
-    with pytest.raises(UsageError, match="cannot rotate keys of console 'aliyun' \\(its plugin is not installed"):
-        access_key_api(dataclasses.replace(account, console="aliyun"), None, "LTAIcloud1", "cloud-secret")
+    with pytest.raises(UsageError, match="cannot rotate keys of console 'nowhere' \\(its plugin is not installed"):
+        access_key_api(dataclasses.replace(account, console="nowhere"), None, "LTAIcloud1", "cloud-secret")
 
 
 def test_the_alibaba_sdk_backend_rotates_against_the_sandbox(real_cloud, sandbox, tenant, root_client, workdir,

@@ -137,7 +137,7 @@ def test_docverify_plugins_marks_the_defaults_and_former_names():
     assert result.exit_code == 0, result.output
     rows = {(row["family"], row["name"]): row for row in json.loads(result.stdout)}
     defaults = sorted(name for (family, name), row in rows.items() if row["default"])
-    assert defaults == ["actiontrail", "literal", "none", "playwright", "sandbox", "terminal"]
+    assert defaults == ["actiontrail", "literal", "local", "none", "playwright", "sandbox", "terminal"]
     assert rows[("reporters", "terminal")]["aliases"] == ["console"]
     table = CliRunner().invoke(cli, ["plugins"], env={"COLUMNS": "200"}).stdout
     assert "sandbox (default)" in table and "formerly console" in table

@@ -46,7 +46,7 @@ def test_options_of_init_complete():
 def test_policy_completes_installed_policy_names():
     assert values(wired, ["--policy"], "") == ["hybrid", "literal", "llamacpp", "openai", "oracle", "vllm"]
     assert values(wired, ["--policy"], "l") == ["literal", "llamacpp"]
-    assert values(wired, ["--console"], "") == ["sandbox"]
+    assert values(wired, ["--console"], "") == ["aliyun", "sandbox"]
 
 
 def test_plugin_summaries_reach_shells_that_show_them():

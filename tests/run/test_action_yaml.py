@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ACTION = ROOT / "action.yml"
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.y*ml"))
 WORKFLOW = ROOT / ".github" / "workflows" / "docs-check-example.yml"
+SHARDED = ROOT / ".github" / "workflows" / "docs-check-sharded-example.yml"
 
 #: `uses: owner/repo[/path]@<40 hex> # vX.Y.Z`, the only form allowed besides local actions
 PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40} # v\d+\.\d+\.\d+$")
@@ -71,6 +72,7 @@ def test_action_is_a_composite_with_the_documented_inputs(action: dict) -> None:
         "output": "docverify-report",
         "fail-on": "drift,fail,env",
         "changed-since": "",
+        "shard": "",
         "args": "",
         "browser": "chromium",
         "cache": "true",
@@ -197,6 +199,29 @@ def test_the_example_workflow(workflow: dict) -> None:
     assert docverify["with"]["create-issue-on-fail"] == "${{ github.event_name != 'pull_request' }}"
     report = job["steps"][2]
     assert report["env"]["RESULTS"] == "${{ steps.docverify.outputs.results }}"
+
+
+def test_the_sharded_example_workflow_checks_shards_and_merges_them() -> None:
+    workflow = load(SHARDED)
+    assert workflow["permissions"] == {}
+    shard, merge = workflow["jobs"]["shard"], workflow["jobs"]["merge"]
+    count = len(shard["strategy"]["matrix"]["shard"])
+    assert shard["strategy"]["matrix"]["shard"] == list(range(1, count + 1))
+    assert shard["strategy"]["fail-fast"] is False  # every shard runs: the merge needs them all
+    check = next(each for each in shard["steps"] if each.get("uses") == "./")
+    assert check["with"]["shard"] == f"${{{{ matrix.shard }}}}/{count}"
+    assert check["with"]["artifact-name"] == "docverify-shard-${{ matrix.shard }}"
+    assert "github" not in check["with"]["report"]  # annotations and the summary come from the merge, once
+    assert merge["needs"] == "shard" and merge["if"] == "${{ !cancelled() }}"
+    assert shard["permissions"] == merge["permissions"] == {"contents": "read"}
+    download = next(each for each in merge["steps"] if each.get("uses", "").startswith("actions/download-artifact@"))
+    assert download["with"] == {"pattern": "docverify-shard-*", "path": "shards"}
+    [run] = [each["run"] for each in merge["steps"] if "docverify merge" in each.get("run", "")]
+    assert run.startswith("docverify merge shards ") and "--report github" in run and "--allow-missing" not in run
+    upload = merge["steps"][-1]
+    assert upload["uses"].startswith("actions/upload-artifact@") and upload["if"] == "always()"
+    steps = [each.get("uses", each.get("run", "")) for each in merge["steps"]]
+    assert steps.index(download["uses"]) < steps.index(run) < steps.index(upload["uses"])
 
 
 # -- the bash steps, run for real ----------------------------------------------------
@@ -394,6 +419,15 @@ def test_the_check_step_passes_every_input_without_evaluating_it(runner: StepRun
     ]
     assert not marker.exists()
     assert outputs["exit-code"] == "0"
+
+
+def test_the_shard_input_becomes_the_shard_option(runner: StepRunner) -> None:
+    completed, args, _ = run_check(runner, fake_exit=0, shard="2/4", report="html")
+    assert completed.returncode == 0, completed.stderr
+    assert args[args.index("--shard") + 1] == "2/4"
+    assert args[args.index("--report") + 1] == "html,json"  # the merge reads docverify.json
+    _, unsharded, _ = run_check(runner, fake_exit=0)
+    assert "--shard" not in unsharded
 
 
 @pytest.mark.parametrize(("report", "passed"), [

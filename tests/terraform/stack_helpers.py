@@ -29,7 +29,9 @@ class R:
 
 
 def types() -> dict[str, str]:
-    return yaml.safe_load((TEMPLATES / "types.yaml").read_text(encoding="utf-8"))
+    """META type -> Terraform resource type (an entry marking a paid type is a mapping: its ``resource``)."""
+    mapping = yaml.safe_load((TEMPLATES / "types.yaml").read_text(encoding="utf-8"))
+    return {meta: value["resource"] if isinstance(value, dict) else value for meta, value in mapping.items()}
 
 
 def resource(meta: str, n: int = 1, suffix: str = SUFFIX, **attributes: Any) -> R:

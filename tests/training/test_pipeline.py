@@ -30,6 +30,7 @@ def run(*args: str):
     return result.output
 
 
+@pytest.mark.e2e
 @pytest.mark.slow
 @pytest.mark.browser
 @pytest.mark.terraform

@@ -136,7 +136,7 @@ def compose(dest: Path, provider: str, layers: list[tuple[Path | None, set[str] 
     Returns ``dest``, for ``render_stack(templates=dest)``."""
     folder = dest / provider
     folder.mkdir(parents=True, exist_ok=True)
-    types: dict[str, str] = {}
+    types: dict[str, Any] = {}  #: a type name, or a mapping marking a paid type (stack.TemplateSet)
     for meta_type, (resource_type, text) in (extra or {}).items():
         (folder / f"{meta_type}.tf.j2").write_text(text, encoding="utf-8")
         types[meta_type] = resource_type
@@ -149,7 +149,7 @@ def compose(dest: Path, provider: str, layers: list[tuple[Path | None, set[str] 
             mapping = yaml.safe_load((source / "types.yaml").read_text(encoding="utf-8")) or {}
         for key, value in (mapping.items() if isinstance(mapping, dict) else ()):
             if (only is None or key in only) and key not in types:
-                types[str(key)] = str(value)
+                types[str(key)] = dict(value) if isinstance(value, dict) else str(value)
         for path in sorted(source.iterdir()):
             if not path.is_file() or path.name == "types.yaml" or path.name.startswith("."):
                 continue

@@ -156,7 +156,7 @@ class ResourceCoderProvisioner(TerraformProvisioner):
             templates = self.templates_for(requirements, endpoint, region, folder, usage=usage) if requirements else None
             options = self.options.model_copy(update={"templates": str(templates)}) if templates else self.options
             with ExitStack() as stack:
-                made = stack.enter_context(TerraformProvisioner(options).provision(task, endpoint))
+                made = stack.enter_context(self.sharing_run(options).provision(task, endpoint))
                 made.usage.add(usage)  # the templates written for this procedure go on its bill
                 stack.enter_context(self._on_demand_scope(task, endpoint))
                 shutil.rmtree(folder, ignore_errors=True)  # rendered: the stack no longer reads templates
@@ -291,7 +291,6 @@ class ResourceCoderProvisioner(TerraformProvisioner):
         """Render, apply and report ``request`` in a stack of its own (blocking)."""
         from docverify.provision.meta import Requirement, close
         from docverify_terraform.engine import Ledger, TerraformError
-        from docverify_terraform.stack import render_stack
 
         task, endpoint = scope.task, scope.endpoint
         provider = self.provider_for(endpoint)
@@ -311,12 +310,11 @@ class ResourceCoderProvisioner(TerraformProvisioner):
         try:
             templates = (self.templates_for(requirements, endpoint, region, folder, written, usage)
                          or self.options.templates)
-            spec = render_stack(requirements, provider, suffix=suffix, region=region, templates=templates)
+            spec = self.render(task, requirements, provider, suffix=suffix, region=region, templates=templates)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         terraform = self.terraform(endpoint, region, provider)
-        labels = {"task": task.id, "path": task.procedure.path, "provider": provider, "on_demand": request.type,
-                  "access_key_id": endpoint.extra.get("access_key_id", "")}
+        labels = {**self.labels(task, provider, endpoint, terraform), "on_demand": request.type}
         stack = terraform.stack(workdir, ledger=Ledger(self.options.state_dir), stack_id=f"{base}-ondemand{number}",
                                 labels=labels)
         entry = _OnDemandStack(stack, workdir)
@@ -326,7 +324,7 @@ class ResourceCoderProvisioner(TerraformProvisioner):
             scope.stacks.append(entry)  # from here on, the task's teardown destroys it
         try:
             stack.write(spec.files)
-            stack.init()
+            self.init(stack, provider, terraform)
             outputs = stack.apply()
         except BaseException:
             entry.applied.set()

@@ -1,0 +1,221 @@
+"""One Ray worker of a check: the run's plugins, its own console and browser, one procedure at a time.
+
+:class:`ProcedureWorker` is a plain class; the backend makes it a Ray actor
+(``ray.remote(ProcedureWorker)``) when a run starts, so this module imports no Ray.
+It is an asyncio actor: its methods run on the actor's event loop, where the browser
+lives, and a procedure cancelled from the driver (Ctrl-C) is cancelled there as it would
+be locally (what it provisioned is destroyed, its browser context closed).
+
+Everything a worker needs travels in a :class:`WorkerSpec`: the configuration as its
+values (every family's plugin named), the stages' plugin names, the limits and the
+folders. The plugins themselves are loaded from what is installed on the worker's
+machine: the same docverify must be installed on every node of a cluster.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+from docverify.config import Config, Settings
+from docverify.cost import Budget, CostMeter
+from docverify.errors import EnvironmentProblem
+from docverify.lease.account import Account
+from docverify.report.reporter import Reporter
+from docverify.report.trajectory import ProcedureResult, Turn
+from docverify.run.runner import RunLimits, Runner, Stages, finish
+from docverify.task import Task
+
+log = logging.getLogger(__name__)
+
+#: Fault injection for tests and drills: ``ID`` (a procedure id) makes the worker running
+#: that procedure exit at once, as a crash would, after the procedure's first turn; ``ID@N``
+#: only on its N-th attempt. Comma-separated for several. Read by the driver.
+CRASH_ENV = "DOCVERIFY_RAY_CRASH"
+#: the exit status of a worker that :data:`CRASH_ENV` stopped
+CRASH_STATUS = 71
+
+
+@dataclass
+class WorkerSpec:
+    """What a worker builds its part of the run from."""
+
+    settings: dict[str, Any]  #: the configuration's values (Config.values(): every family's plugin named)
+    config_file: str | None
+    origins: dict[str, str]
+    cwd: str  #: the driver's working folder; the worker works there when its machine has it
+    console: str
+    provisioner: str
+    executor: str
+    policy: str
+    checkers: list[str]
+    limits: RunLimits
+    artifacts: str  #: absolute
+    output: str | None  #: absolute
+    crash: str | None = None  #: :data:`CRASH_ENV`
+    environ: dict[str, str] = field(default_factory=dict)  #: DOCVERIFY_* variables the plugins read where they run
+
+    def enter(self) -> None:
+        """Take on the driver's working folder (relative paths of the configuration, the
+        docs, the Terraform folders mean the same) and its DOCVERIFY_* variables."""
+        if Path(self.cwd).is_dir():
+            os.chdir(self.cwd)
+        for name, value in self.environ.items():
+            os.environ.setdefault(name, value)
+
+    def config(self) -> Config:
+        settings = Settings.model_validate(self.settings)
+        return Config(settings, Path(self.config_file) if self.config_file else None, dict(self.origins))
+
+
+def crashes(spec: str | None, task_id: str, attempt: int) -> bool:
+    """Whether :data:`CRASH_ENV` ``spec`` says the worker dies in this attempt of ``task_id``."""
+    for item in (spec or "").split(","):
+        name, _, nth = item.strip().partition("@")
+        if name == task_id and (not nth or (nth.isdigit() and int(nth) == attempt)):
+            return True
+    return False
+
+
+class CrashOnTurn(Reporter):
+    """:data:`CRASH_ENV`'s crash: the process exits without any clean-up (``os._exit``),
+    mid-procedure: after its first turn, with its resources provisioned and its browser
+    context open."""
+
+    name = "ray-crash"
+
+    def turn(self, task: Task, turn: Turn) -> None:
+        log.warning("%s=%s: worker pid %d exits during %s", CRASH_ENV, task.id, os.getpid(), task.id)
+        os._exit(CRASH_STATUS)
+
+
+@dataclass
+class Finished:
+    """One procedure as a worker hands it back."""
+
+    result: ProcedureResult  #: scrubbed of every secret the worker knows
+    quarantined: str | None = None  #: why its account's credentials were rejected (the driver quarantines it)
+    refused: bool = False  #: a model call did not fit in the budget left: the run starts no further procedure
+
+
+class HeldAccount:
+    """The account the driver leased for one procedure, in the shape the runner leases
+    from (``AccountPool.lease_async``): the lease itself stays the driver's, which
+    releases it when the result is back; a quarantine (credentials rejected) is
+    reported back for the driver to record."""
+
+    def __init__(self, account: Account) -> None:
+        self.account = account
+        self.quarantined: str | None = None
+
+    @asynccontextmanager
+    async def lease_async(self, **options: Any) -> AsyncIterator["HeldAccount"]:
+        yield self
+
+    def quarantine(self, reason: str) -> None:
+        self.quarantined = reason
+
+
+class ProcedureWorker:
+    """A Ray actor: the run's plugins, its own console and browser (:meth:`start`), one
+    procedure at a time (:meth:`run`), closed by :meth:`close`."""
+
+    def __init__(self, spec: WorkerSpec) -> None:
+        self.spec = spec
+        self.exits = AsyncExitStack()
+        self.prepared: set[str] = set()  #: checkers prepared so far
+        self.console: Any = None
+        self.stages: Stages | None = None
+        self.endpoint: Any = None
+        self.xrun: Any = None
+
+    async def start(self) -> dict[str, Any]:
+        """Load the plugins, start the console and the browser. Returns where the worker
+        runs and how long starting took; ``problem``: why it could not start (the
+        console or the browser did not: an environment problem, said in one line)."""
+        import ray
+
+        from docverify.plugins import installed_plugins
+        from docverify.run.check import instances
+
+        clock = time.perf_counter()
+        spec = self.spec
+        spec.enter()
+        info: dict[str, Any] = {"pid": os.getpid(), "host": socket.gethostname(),
+                                "node_id": ray.get_runtime_context().get_node_id()}
+        try:
+            config, plugins = spec.config(), installed_plugins()
+            self.console = instances(config, plugins, "console", "consoles", [spec.console])[0]
+            self.stages = Stages(
+                provisioner=instances(config, plugins, "provisioner", "provisioners", [spec.provisioner])[0],  # type: ignore[arg-type]
+                executor=instances(config, plugins, "executor", "executors", [spec.executor])[0],  # type: ignore[arg-type]
+                policy=instances(config, plugins, "policy", "policies", [spec.policy])[0],  # type: ignore[arg-type]
+                checkers=instances(config, plugins, "checker", "checkers", spec.checkers),  # type: ignore[arg-type]
+            )
+            self.meter = CostMeter(config.settings.prices)
+            for plugin in (self.stages.policy, *self.stages.checkers, self.stages.provisioner):
+                plugin.meter = self.meter
+            self.stages.policy.prepare()
+            tick = time.perf_counter()
+            self.endpoint = self.exits.enter_context(self.console.start())
+            info["console_s"] = time.perf_counter() - tick
+            tick = time.perf_counter()
+            self.xrun = await self.exits.enter_async_context(
+                self.stages.executor.open(self.endpoint, Path(spec.artifacts)))
+            info["browser_s"] = time.perf_counter() - tick
+        except EnvironmentProblem as problem:
+            await self.close()
+            info["problem"] = str(problem)
+            return info
+        info["console"] = self.endpoint.describe()
+        info["start_s"] = time.perf_counter() - clock
+        return info
+
+    async def run(self, task: Task, account: Account | None, attempt: int,
+                  budget: tuple[float, str] | None = None) -> Finished:
+        """Run one procedure (the ``attempt``-th time) as ``account`` (the pool's, leased
+        by the driver; None: the console's account for it). ``budget``: what is left of
+        the run's ``--budget`` (amount, currency)."""
+        assert self.stages is not None, "start() first"
+        task.region = task.region or self.endpoint.default_region
+        checker = next((c for c in self.stages.checkers if c.applies(task)), None)
+        if checker is not None and checker.name not in self.prepared:
+            checker.prepare()
+            self.prepared.add(checker.name)
+        self.meter.budget = Budget(*budget) if budget is not None else None
+        self.meter.spent, self.meter.refused = 0.0, False
+        reporters: list[Reporter] = [CrashOnTurn()] if crashes(self.spec.crash, task.id, attempt) else []
+        held = HeldAccount(account) if account is not None else None
+        runner = Runner(replace(self.stages, reporters=reporters), self.endpoint, artifacts=Path(self.spec.artifacts),
+                        limits=self.spec.limits, output=Path(self.spec.output) if self.spec.output else None,
+                        accounts=held, lease_timeout=0, console=self.console.name,
+                        task_account=self.console.task_account)
+        result = await runner.run_one(self.xrun, task)
+        return Finished(finish(task, result, None, ()), held.quarantined if held is not None else None,
+                        self.meter.refused)
+
+    async def close(self) -> None:
+        """Close the browser and stop the console; the plugins let go of their models."""
+        try:
+            await self.exits.aclose()
+        finally:
+            if self.stages is not None:
+                for plugin in (self.stages.policy, *self.stages.checkers):
+                    plugin.close()
+
+
+def reclaim(spec: WorkerSpec, task_id: str, account: Account | None) -> list[str]:
+    """What provisioning for ``task_id`` left when its worker died, reclaimed on that
+    worker's machine (a Ray task placed there): :meth:`Provisioner.reclaim`."""
+    from docverify.plugins import installed_plugins
+    from docverify.run.check import instances
+
+    spec.enter()
+    provisioner = instances(spec.config(), installed_plugins(), "provisioner", "provisioners", [spec.provisioner])[0]
+    return provisioner.reclaim(task_id, account)  # type: ignore[attr-defined]
