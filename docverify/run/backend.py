@@ -54,6 +54,7 @@ class Work:
     save: Callable[[Task, ProcedureResult], None]  #: the results store's (and the run's) record of a result
     stop: Callable[[], bool]  #: True once no further procedure may start (``--maxfail``)
     accounts: Any = None  #: the account pool (an AccountPool) when one is configured
+    run_id: str | None = None  #: the run's id in the results store (what provisioning tags its resources with)
     lease_timeout: float | None = 600.0
     started: float = field(default_factory=time.perf_counter)  #: when the run began handing work out
     timings: dict[str, float] = field(default_factory=dict)  #: run-level seconds (RunSummary.timings)

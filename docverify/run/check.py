@@ -272,7 +272,8 @@ class CheckRun:
         work = Work(config=self.config, plugins=self.plugins, console=self.console, stages=self.stages,
                     loop=early.loop, meter=self.meter, limits=self.options.limits, artifacts=artifacts,
                     output=self.options.output, jobs=self.options.jobs, save=save, stop=self.stopping,
-                    accounts=self.accounts, lease_timeout=self.options.lease_timeout, timings=self.timings)
+                    accounts=self.accounts, lease_timeout=self.options.lease_timeout, timings=self.timings,
+                    run_id=self.run_id)
         try:
             with early:  # the backend (docverify.run.backend) starts the console and runs the tasks
                 described = self.backend.run(work, tasks)

@@ -204,7 +204,7 @@ def worker_spec(work: Work) -> WorkerSpec:
         provisioner=stages.provisioner.name, executor=stages.executor.name, policy=stages.policy.name,
         checkers=[checker.name for checker in stages.checkers], limits=work.limits,
         artifacts=str(work.artifacts.resolve()), output=str(work.output.resolve()) if work.output else None,
-        crash=os.environ.get(CRASH_ENV) or None, environ=passed,
+        crash=os.environ.get(CRASH_ENV) or None, environ=passed, run_id=work.run_id,
     )
 
 

@@ -60,6 +60,7 @@ class WorkerSpec:
     output: str | None  #: absolute
     crash: str | None = None  #: :data:`CRASH_ENV`
     environ: dict[str, str] = field(default_factory=dict)  #: DOCVERIFY_* variables the plugins read where they run
+    run_id: str | None = None  #: the driver's run (Provisioner.join_run: every worker tags with it)
 
     def enter(self) -> None:
         """Take on the driver's working folder (relative paths of the configuration, the
@@ -158,6 +159,8 @@ class ProcedureWorker:
                 policy=instances(config, plugins, "policy", "policies", [spec.policy])[0],  # type: ignore[arg-type]
                 checkers=instances(config, plugins, "checker", "checkers", spec.checkers),  # type: ignore[arg-type]
             )
+            if spec.run_id:
+                self.stages.provisioner.join_run(spec.run_id)
             self.meter = CostMeter(config.settings.prices)
             for plugin in (self.stages.policy, *self.stages.checkers, self.stages.provisioner):
                 plugin.meter = self.meter

@@ -177,3 +177,22 @@ def test_terraform_reclaims_only_the_dead_procedures_stacks(tmp_path, monkeypatc
     assert not (tmp_path / provisioner.options.work_dir / "kms-create-key-abc123").exists()
     assert (tmp_path / provisioner.options.work_dir / "vpc-create-vswitch-abc123").is_dir()
     assert provisioner.reclaim("ram-create-user") == []
+
+
+def test_ray_workers_tag_what_they_provision_with_the_drivers_run(tmp_path):
+    from types import SimpleNamespace
+
+    from docverify.config import load_config
+    from docverify.run.check import CheckOptions, CheckRun, instances
+    from docverify_ray.backend import worker_spec
+
+    config = load_config(cwd=tmp_path, environ={}, overrides={"provisioner.use": "terraform"})
+    run = CheckRun(config, load_plugins(), CheckOptions(output=tmp_path / "out"), [])
+    work = SimpleNamespace(config=config, stages=run.stages, console=run.console, limits=run.options.limits,
+                           artifacts=tmp_path / "artifacts", output=tmp_path / "out", run_id=run.run_id)
+    spec = worker_spec(work)
+    assert spec.run_id == run.run_id
+    provisioner = instances(spec.config(), load_plugins(), "provisioner", "provisioners", [spec.provisioner])[0]
+    assert provisioner.run_id != run.run_id  # what a worker builds: its own id, until it joins the run
+    provisioner.join_run(spec.run_id)
+    assert provisioner.run_id == run.run_id
