@@ -143,10 +143,7 @@ class Runner:
                         if self.stop is not None and self.stop():  # not started: absent from the results
                             return
                         if self.stages.policy.meter.exhausted:  # spent: the rest are not started
-                            budget = self.stages.policy.meter.budget
-                            self.finish(task, unfinished(
-                                task, f"not run: the cost budget ({budget.describe() if budget else ''}) was spent "
-                                      "before it started (--budget)", time.time(), verdict=Verdict.INCONCLUSIVE))
+                            self.finish(task, not_started_spent(task, self.stages.policy.meter))
                             return
                         self.finish(task, await self.run_one(xrun, task))
 
@@ -486,6 +483,14 @@ class Runner:
                     StepStatus.FOLLOWED if step.number in acted else StepStatus.NOT_REACHED)
             steps.append(StepOutcome(step.number, step.line, step.text, status, findings))
         return steps
+
+
+def not_started_spent(task: Task, meter: Any) -> ProcedureResult:
+    """The result of a procedure not started because the run's cost budget (``meter``'s,
+    a :class:`~docverify.cost.CostMeter`) was spent: INCONCLUSIVE."""
+    budget = meter.budget
+    return unfinished(task, f"not run: the cost budget ({budget.describe() if budget else ''}) was spent before it "
+                            "started (--budget)", time.time(), verdict=Verdict.INCONCLUSIVE)
 
 
 def unfinished(task: Task, message: str, started: float, duration: float = 0.0, *,

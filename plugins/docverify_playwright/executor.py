@@ -265,8 +265,7 @@ class PlaywrightRun:
             return await own_flow(self.sign_in_context, self.options.navigation_timeout_s)
         if login.form_fields is not None:
             return await asyncio.to_thread(sign_in_over_http, login, self.options.navigation_timeout_s)
-        context = await self.new_context(SIGNED_OUT, SIGN_IN_LOCALE)
-        try:
+        async with self.sign_in_context() as context:
             page = await context.new_page()
             try:
                 await page.goto(login.url)
@@ -288,8 +287,6 @@ class PlaywrightRun:
                 raise CredentialsRejected(f"signing in at {login.url} as {login.user} failed: {reason}",
                                           hint="check the account's user name and password")
             return await context.storage_state()
-        finally:
-            await self._close_context(context)
 
     @asynccontextmanager
     async def sign_in_context(self, storage_state: dict[str, Any] | None = None) -> AsyncIterator[Any]:

@@ -51,7 +51,7 @@ from docverify.check.verdict import Verdict
 from docverify.errors import ConfigError, EnvironmentProblem, UsageError
 from docverify.provision import Provisioner
 from docverify.run.backend import Backend, Work
-from docverify.run.runner import unfinished
+from docverify.run.runner import not_started_spent, unfinished
 from docverify.task import Task
 from docverify_ray.worker import CRASH_ENV, Finished, ProcedureWorker, WorkerSpec, reclaim
 
@@ -322,10 +322,7 @@ class Dispatch:
             if work.stop():  # --maxfail: not started, absent from the results
                 return True
             if work.meter.exhausted:
-                budget = work.meter.budget
-                work.finish(task, unfinished(task, f"not run: the cost budget ({budget.describe() if budget else ''}) "
-                                                   "was spent before it started (--budget)", time.time(),
-                                             verdict=Verdict.INCONCLUSIVE))
+                work.finish(task, not_started_spent(task, work.meter))
                 return True
         started = time.time()
         lease = None

@@ -37,7 +37,7 @@ from docverify.errors import EnvironmentProblem
 from docverify.execute.executor import artifact_name
 from docverify.provision import Provisioned, Provisioner
 from docverify.run.store import new_run_id
-from docverify_terraform.cost_guard import CostGuard, PaidCount
+from docverify_terraform.cost_guard import SIZE_SETTINGS, CostGuard, PaidCount
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +48,7 @@ CHEAP_INSTANCE_TYPES = ["ecs.t6-c1m1.large", "ecs.t6-c1m2.large", "ecs.t5-lc1m1.
 CHEAP_RDS_CLASSES = ["mysql.n2.small.1", "mysql.n1.micro.1"]
 CHEAP_MONGODB_CLASSES = ["dds.mongo.mid"]
 #: the options of the cost guard: on the sandbox it works only when one of them is set
-GUARD_OPTIONS = frozenset({"max_paid_resources", "allowed_instance_types", "allowed_rds_classes",
-                           "allowed_mongodb_classes"})
+GUARD_OPTIONS = frozenset({"max_paid_resources", *(option for option, _ in SIZE_SETTINGS.values())})
 
 
 def tag_value(text: str) -> str:
@@ -132,12 +131,9 @@ class TerraformProvisioner(Provisioner):
         configured = GUARD_OPTIONS & o.model_fields_set
         if provider == "sandbox" and not configured:
             return None
-        allowed = {"ecs_instance": o.allowed_instance_types, "rds_instance": o.allowed_rds_classes,
-                   "mongodb_instance": o.allowed_mongodb_classes}
-        if provider == "sandbox":  # free: only what was asked for
-            names = {"ecs_instance": "allowed_instance_types", "rds_instance": "allowed_rds_classes",
-                     "mongodb_instance": "allowed_mongodb_classes"}
-            allowed = {meta: sizes for meta, sizes in allowed.items() if names[meta] in configured}
+        # the sandbox is free: only the allow-lists asked for apply there
+        allowed = {meta: getattr(o, option) for meta, (option, _) in SIZE_SETTINGS.items()
+                   if provider != "sandbox" or option in configured}
         limit = o.max_paid_resources if o.max_paid_resources is not None else (None if provider == "sandbox" else 0)
         return CostGuard(limit, allowed, self.paid)
 
