@@ -273,15 +273,24 @@ class AuditLog:
                 lookup_attribute=[models.LookupEventsRequestLookupAttribute(key="EventName", value=event_name)]
                 if event_name else None,
             )
-            try:
-                body = self.client.lookup_events_with_options(request, runtime).body
-            except (TeaException, OSError) as error:  # API errors, and Tea's wrapping of network errors
-                raise self._problem(error) from None
+            body = self._lookup(request, runtime, (TeaException, OSError))
             events.extend(event for event in (body.events or []) if isinstance(event, dict))
             token = body.next_token or None
             if not token:
                 break
         return events
+
+    def _lookup(self, request, runtime, errors: tuple[type[Exception], ...]):
+        """One LookupEvents call. A connection that fails without an answer (a pooled
+        keep-alive connection the server closed as it was reused: "connection reset") is
+        tried once more at once on a fresh one: the call only reads."""
+        for attempt in (1, 2):
+            try:
+                return self.client.lookup_events_with_options(request, runtime).body
+            except errors as error:  # API errors, and Tea's wrapping of network errors
+                if attempt == 1 and not getattr(error, "code", None):
+                    continue
+                raise self._problem(error) from None
 
     def _problem(self, error: Exception) -> Exception:
         code = str(getattr(error, "code", "") or "")

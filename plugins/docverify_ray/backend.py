@@ -53,7 +53,7 @@ from docverify.provision import Provisioner
 from docverify.run.backend import Backend, Work
 from docverify.run.runner import not_started_spent, unfinished
 from docverify.task import Task
-from docverify_ray.worker import CRASH_ENV, Finished, ProcedureWorker, WorkerSpec, reclaim
+from docverify_ray.worker import CRASH_ENV, Finished, PaidCounter, ProcedureWorker, WorkerSpec, reclaim
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +111,7 @@ class RayBackend(Backend):
         restore = reroute_raylet_reports(debug=bool(os.environ.get("DOCVERIFY_DEBUG")))
         try:
             joined = self.join(ray, count)
+            spec.paid = ray.remote(PaidCounter).options(num_cpus=0).remote()
             work.timings["ray_start_s"] = time.perf_counter() - clock
             try:
                 dispatch = Dispatch(ray, work, spec, count, self.options)

@@ -27,6 +27,7 @@ from docverify.config import Config, Settings
 from docverify.cost import Budget, CostMeter
 from docverify.errors import EnvironmentProblem
 from docverify.lease.account import Account
+from docverify.provision import PaidCount
 from docverify.report.reporter import Reporter
 from docverify.report.trajectory import ProcedureResult, Turn
 from docverify.run.runner import RunLimits, Runner, Stages, finish
@@ -61,6 +62,7 @@ class WorkerSpec:
     crash: str | None = None  #: :data:`CRASH_ENV`
     environ: dict[str, str] = field(default_factory=dict)  #: DOCVERIFY_* variables the plugins read where they run
     run_id: str | None = None  #: the driver's run (Provisioner.join_run: every worker tags with it)
+    paid: Any = None  #: the run's :class:`PaidCounter` actor (Provisioner.count_paid_with: one limit for all)
 
     def enter(self) -> None:
         """Take on the driver's working folder (relative paths of the configuration, the
@@ -123,6 +125,41 @@ class HeldAccount:
         self.quarantined = reason
 
 
+class PaidCounter:
+    """A Ray actor the driver starts for a run: the run's :class:`PaidCount`, which every
+    worker's provisioner claims from, so ``--max-paid-resources`` holds for the run and not
+    for each worker."""
+
+    def __init__(self) -> None:
+        self.count = PaidCount()
+
+    def claim(self, wanted: list[str], limit: int | None) -> int | None:
+        return self.count.claim(wanted, limit)
+
+    def made(self) -> list[str]:
+        return self.count.made
+
+
+class RemotePaidCount(PaidCount):
+    """A worker's view of the run's count, held by the driver's :class:`PaidCounter`
+    (its claims are answered there, one at a time)."""
+
+    def __init__(self, actor: Any) -> None:
+        super().__init__()
+        self.actor = actor
+
+    @property
+    def made(self) -> list[str]:
+        import ray
+
+        return ray.get(self.actor.made.remote())
+
+    def claim(self, wanted, limit: int | None) -> int | None:
+        import ray
+
+        return ray.get(self.actor.claim.remote(list(wanted), limit))
+
+
 class ProcedureWorker:
     """A Ray actor: the run's plugins, its own console and browser (:meth:`start`), one
     procedure at a time (:meth:`run`), closed by :meth:`close`."""
@@ -161,6 +198,8 @@ class ProcedureWorker:
             )
             if spec.run_id:
                 self.stages.provisioner.join_run(spec.run_id)
+            if spec.paid is not None:
+                self.stages.provisioner.count_paid_with(RemotePaidCount(spec.paid))
             self.meter = CostMeter(config.settings.prices)
             for plugin in (self.stages.policy, *self.stages.checkers, self.stages.provisioner):
                 plugin.meter = self.meter

@@ -18,6 +18,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+#: How long an idle keep-alive connection stays open. uvicorn's 5 s default is about the
+#: pause between two audit-log polls (up to 4 s), so under load a client reused a
+#: connection the server was closing and got "connection reset by peer".
+KEEP_ALIVE_S = 75
+
+
 def listening_socket(port: int = 0) -> socket.socket:
     """A socket bound and listening on 127.0.0.1:``port`` (0: a free one), for uvicorn.
 
@@ -45,7 +51,7 @@ def server_for(app) -> "uvicorn.Server":  # noqa: F821 - uvicorn is imported laz
     from docverify_sandbox.protocol import SandboxH11Protocol
 
     return uvicorn.Server(uvicorn.Config(app, http=SandboxH11Protocol, log_level="warning", lifespan="off",
-                                         access_log=False))
+                                         access_log=False, timeout_keep_alive=KEEP_ALIVE_S))
 
 
 def build_app(release: str | None = None, data_dir: str | Path | None = None, latency_ms: int = 300,

@@ -22,12 +22,12 @@ only when it is configured.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from docverify.errors import EnvironmentProblem
+from docverify.provision import PaidCount
 
 #: the allow-list setting of each META type with a size, and what the size is called
 SIZE_SETTINGS: dict[str, tuple[str, str]] = {
@@ -36,15 +36,6 @@ SIZE_SETTINGS: dict[str, tuple[str, str]] = {
     "mongodb_instance": ("allowed_mongodb_classes", "instance class"),
 }
 LIMIT_SETTING = "--max-paid-resources / [provisioner.terraform] max_paid_resources"
-
-
-@dataclass
-class PaidCount:
-    """The paid resources a run has created so far (shared by every procedure of the run, in
-    threads: the provisioner runs in worker threads)."""
-
-    made: list[str] = field(default_factory=list)  #: "alicloud_instance.ecs_instance_1 (task id)"
-    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
 
 @dataclass
@@ -102,16 +93,14 @@ class CostGuard:
         wanted = [r.tf_address for r in stack.paid()]
         if not wanted:
             return []
-        with self.count.lock:
-            made = len(self.count.made)
-            if self.max_paid is not None and made + len(wanted) > self.max_paid:
-                before = f"; {made} already created in this run" if made else ""
-                raise EnvironmentProblem(
-                    f"cannot provision: {task_id} needs {len(wanted)} paid resource(s) ({', '.join(wanted)}){before}: "
-                    f"over the limit of {self.max_paid} paid resource(s) per run ({LIMIT_SETTING})",
-                    hint="nothing was created; raise the limit if what these resources cost is acceptable "
-                         "(they are destroyed when the procedure ends)")
-            self.count.made.extend(f"{address} ({task_id})" for address in wanted)
+        made = self.count.claim([f"{address} ({task_id})" for address in wanted], self.max_paid)
+        if made is not None:
+            before = f"; {made} already created in this run" if made else ""
+            raise EnvironmentProblem(
+                f"cannot provision: {task_id} needs {len(wanted)} paid resource(s) ({', '.join(wanted)}){before}: "
+                f"over the limit of {self.max_paid} paid resource(s) per run ({LIMIT_SETTING})",
+                hint="nothing was created; raise the limit if what these resources cost is acceptable "
+                     "(they are destroyed when the procedure ends)")
         return wanted
 
 

@@ -35,9 +35,9 @@ from pydantic import Field
 from docverify.console import ConsoleEndpoint
 from docverify.errors import EnvironmentProblem
 from docverify.execute.executor import artifact_name
-from docverify.provision import Provisioned, Provisioner
+from docverify.provision import PaidCount, Provisioned, Provisioner
 from docverify.run.store import new_run_id
-from docverify_terraform.cost_guard import SIZE_SETTINGS, CostGuard, PaidCount
+from docverify_terraform.cost_guard import SIZE_SETTINGS, CostGuard
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +105,9 @@ class TerraformProvisioner(Provisioner):
         is configured (a CI run's id)."""
         if not self.options.run_id:
             self.run_id = run_id
+
+    def count_paid_with(self, count: PaidCount) -> None:
+        self.paid = count
 
     def sharing_run(self, options: "TerraformProvisioner.Options") -> "TerraformProvisioner":
         """A terraform provisioner with ``options`` that belongs to this one's run: the same

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import socket
+import struct
 import sys
 import threading
 import time
@@ -18,7 +20,7 @@ from docverify.errors import EnvironmentProblem
 from docverify.parse.model import Procedure
 from docverify.plugins import load_plugins
 from docverify.task import Task
-from docverify_actiontrail.checker import ActionTrailChecker, AuditLog
+from docverify_actiontrail.checker import ActionTrailChecker, AuditLog, TransientAuditError
 from docverify_sandbox.client import SandboxApiError
 from docverify_sandbox.server import free_port
 from docverify_sandbox.state import DEFAULT_ACCOUNTS
@@ -200,6 +202,73 @@ def test_an_unreachable_audit_log_is_an_environment_problem(sandbox):
     endpoint = replace(sandbox, audit_url=closed)
     with pytest.raises(EnvironmentProblem, match=f"cannot reach the audit log at http://{closed}"):
         check(task(ExpectedEvent("PutBucket", "Oss")), endpoint, time.time(), options=ActionTrailChecker.Options(delay_s=0.3))
+
+
+class ResettingProxy:
+    """A TCP proxy to ``target`` (host:port) that answers the first ``resets`` requests
+    with a reset (the client's request read, then RST) and forwards every other connection."""
+
+    def __init__(self, target: str, resets: int) -> None:
+        host, _, port = target.rpartition(":")
+        self.target = (host, int(port))
+        self.resets = resets
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.address = f"127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.resets:
+                self.resets -= 1
+                conn.recv(65536)
+                conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                conn.close()
+                continue
+            upstream = socket.create_connection(self.target)
+            for a, b in ((conn, upstream), (upstream, conn)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (source, sink):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+@pytest.mark.parametrize("resets, answered", [(1, True), (2, False)])
+def test_a_reset_connection_is_tried_once_more_at_once(sandbox, client, resets, answered):
+    """A pooled connection the server closed as it was reused fails with "connection reset":
+    LookupEvents only reads, so it is tried once more on a fresh connection; twice is the
+    network's answer."""
+    bucket = name()
+    started = time.time()
+    put_bucket(client, bucket)
+    proxy = ResettingProxy(sandbox.audit_url, resets)
+    try:
+        audit_log = AuditLog.connect(replace(sandbox, audit_url=proxy.address), FAST)
+        if answered:
+            events = audit_log.events("PutBucket", started - 5, time.time() + 5)
+            assert any(event.get("resourceName") == bucket or bucket in str(event) for event in events)
+        else:
+            with pytest.raises(TransientAuditError, match="cannot reach the audit log"):
+                audit_log.events("PutBucket", started - 5, time.time() + 5)
+    finally:
+        proxy.close()
 
 
 def test_refused_credentials_are_an_environment_problem_without_the_secret(sandbox):

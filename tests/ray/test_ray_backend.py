@@ -301,3 +301,34 @@ def test_ctrl_c_stops_the_workers_and_the_ray_the_command_started(chromium, tmp_
             break
     output = "".join(said)
     assert "--resume" in output and "Traceback" not in output, output
+
+
+NEEDS_EIP = """\
+# Look at an EIP {n}
+
+<!-- docverify:
+id: look-at-eip-{n}
+requires:
+  - type: eip
+-->
+
+1. Log on to the VPC console.
+2. In the left-side navigation pane, click **Elastic IP Addresses**.
+"""
+
+
+def test_the_paid_resource_limit_is_the_runs_not_each_workers(cluster, chromium, tmp_path):
+    """Two workers, two procedures that each need an EIP (a paid resource), a limit of one
+    for the run: one is provisioned, the other refused before anything is applied."""
+    (tmp_path / "docs").mkdir()
+    for n in (1, 2):
+        (tmp_path / "docs" / f"eip-{n}.md").write_text(NEEDS_EIP.format(n=n), encoding="utf-8")
+    done, report = docverify(tmp_path, cluster.env, "docs", "--no-store", "--provisioner", "terraform",
+                             "--max-paid-resources", "1", *ray_options(cluster, chromium))
+    refused = [r for r in report["results"] if "over the limit of 1 paid resource(s) per run" in (r["reason"] or "")]
+    assert len(refused) == 1, [(r["id"], r["verdict"], r["reason"]) for r in report["results"]]
+    assert refused[0]["verdict"] == "ENV_ERROR"
+    [made] = [r for r in report["results"] if r is not refused[0]]
+    assert "paid resource" not in (made["reason"] or ""), made["reason"]
+    assert not list((tmp_path / ".docverify" / "stacks").glob("*.json"))  # what was made is destroyed
+    assert browsers(cluster.mark) == []
