@@ -7,6 +7,7 @@ the embedded ``sandbox`` starts a local server; a console of the real cloud
 
 from __future__ import annotations
 
+import dataclasses
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
@@ -38,6 +39,15 @@ class LoginForm:
     #: the form's user-name and password field names, when it is a plain HTML form that
     #: signs in without JavaScript: then one HTTP POST signs in, not a browser
     form_fields: tuple[str, str] | None = None
+
+    def as_account(self, account: "Account") -> "LoginForm":
+        """This sign-in as ``account`` (:meth:`Account.on`): its logon name and password
+        when it has them, else this one as it is. A console whose sign-in also takes
+        other credentials (the aliyun console's federation through a RAM role) says how
+        an account without a password signs in."""
+        if account.login_user and account.password is not None:
+            return dataclasses.replace(self, user=account.login_user, password=account.password.reveal())
+        return self
 
 
 @dataclass(frozen=True)

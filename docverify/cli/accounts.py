@@ -133,7 +133,7 @@ def _status_json(status, pool) -> dict[str, Any]:
     age = status.key_age_days()
     return {
         "name": spec.name, "console": spec.console, "account_id": spec.account_id, "alias": spec.alias,
-        "login_user": spec.login_user, "region": spec.region, "tags": list(spec.tags),
+        "login_user": spec.login_user, "role_arn": spec.role_arn, "region": spec.region, "tags": list(spec.tags),
         "references": spec.references(), "origin": spec.origin,
         "leased": status.leased,
         "holder": None if status.holder is None else {
@@ -160,6 +160,8 @@ def _status_json(status, pool) -> dict[str, Any]:
 @click.option("--access-key-id-ref", metavar="REF", help="Where the AccessKey ID is.")
 @click.option("--access-key-secret-ref", metavar="REF", help="Where the AccessKey secret is.")
 @click.option("--access-key-user", help="RAM user owning the AccessKey (rotation finds it when unset).")
+@click.option("--role-arn", help="A RAM role the AccessKey may assume: the aliyun console signs the account in "
+                                 "federated through it, no password needed (acs:ram::UID:role/NAME).")
 @click.option("--region", help="Default region (cn-hangzhou).")
 @click.option("--tag", "tags", multiple=True, help="A label tasks can ask for (repeatable).")
 @click.option("--api-url", help="API for rotation: a served sandbox's URL, or a RAM endpoint.")
@@ -168,7 +170,7 @@ def _status_json(status, pool) -> dict[str, Any]:
 def add(ctx: click.Context, accounts_file: str | None, lease_dir: str | None, name: str, console_kind: str,
         account_id: str | None, alias: str | None, login_user: str | None, password_ref: str | None,
         access_key_id_ref: str | None, access_key_secret_ref: str | None, access_key_user: str | None,
-        region: str | None, tags: tuple[str, ...], api_url: str | None, max_key_age_days: int | None) -> None:
+        role_arn: str | None, region: str | None, tags: tuple[str, ...], api_url: str | None, max_key_age_days: int | None) -> None:
     """Add an account to the accounts file (created when missing; comments kept).
 
     Secrets are given as references, never values; a value is refused.
@@ -179,6 +181,8 @@ def add(ctx: click.Context, accounts_file: str | None, lease_dir: str | None, na
           --login-user docs@ci.onaliyun.com --password-ref env:CI_PASSWORD \\
           --access-key-id-ref keyring:docverify/ci-1-id --access-key-secret-ref keyring:docverify/ci-1 \\
           --tag ecs --tag nightly
+      docverify accounts add ci-2 --console aliyun --access-key-id-ref env:CI2_KEY_ID \\
+          --access-key-secret-ref env:CI2_KEY_SECRET --role-arn acs:ram::1234567890123456:role/docverify
     """
     from docverify.lease.file import accounts_file_path, add_account
 
@@ -187,7 +191,7 @@ def add(ctx: click.Context, accounts_file: str | None, lease_dir: str | None, na
     spec = add_account(path, {
         "name": name, "console": console_kind, "account_id": account_id, "alias": alias, "login_user": login_user,
         "password": password_ref, "access_key_id": access_key_id_ref, "access_key_secret": access_key_secret_ref,
-        "access_key_user": access_key_user, "region": region, "tags": list(tags), "api_url": api_url,
+        "access_key_user": access_key_user, "role_arn": role_arn, "region": region, "tags": list(tags), "api_url": api_url,
         "max_key_age_days": max_key_age_days,
     })
     click.echo(f"added account {name} to {path}")

@@ -4,16 +4,19 @@ references) and as leased (:class:`Account`, secrets resolved and masked)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from docverify.console import ConsoleEndpoint, LoginForm
 from docverify.lease.secret import Secret, SecretRef
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+#: a RAM role's ARN: acs:ram::<account id>:role/<role name>
+ROLE_ARN = re.compile(r"acs:ram::\d+:role/[\w.@+=,-]+")
 #: fields whose value is a secret reference, never the secret
 SECRET_FIELDS = ("password", "access_key_id", "access_key_secret")
 DEFAULT_MAX_KEY_AGE_DAYS = 90
@@ -35,6 +38,10 @@ class AccountSpec(BaseModel):
     access_key_secret: str | None = Field(None, description="reference to the AccessKey secret")
     access_key_user: str | None = Field(
         None, description="RAM user that owns the AccessKey (rotation finds it through the API when unset)")
+    role_arn: str | None = Field(
+        None,
+        description="a RAM role the AccessKey may assume (sts:AssumeRole), acs:ram::<uid>:role/<name>: a console "
+                    "that signs in federated (aliyun) signs this account in through it, with no password")
     region: str = Field("cn-hangzhou", description="default region for this account's tasks")
     tags: list[str] = Field(default_factory=list, description="labels tasks can ask for, e.g. ecs, nightly")
     api_url: str | None = Field(
@@ -42,6 +49,14 @@ class AccountSpec(BaseModel):
         description="the console's API for rotation: a served sandbox (http://127.0.0.1:8123), or a RAM endpoint")
     max_key_age_days: int | None = Field(None, ge=1, le=3650,
                                          description="rotate the AccessKey once it is older (default: the file's)")
+
+    @field_validator("role_arn")
+    @classmethod
+    def _role_arn(cls, value: str | None) -> str | None:
+        if value is not None and not ROLE_ARN.fullmatch(value):
+            raise ValueError(f"{value!r} is not a RAM role's ARN: acs:ram::<account id>:role/<role name> "
+                             "(RAM console > Roles > the role's ARN)")
+        return value
 
     _origin: str = PrivateAttr("")
     _base: Path | None = PrivateAttr(None)
@@ -80,7 +95,7 @@ class AccountSpec(BaseModel):
             name=self.name, console=self.console, account_id=self.account_id, alias=self.alias,
             login_user=self.login_user, password=secrets["password"], access_key_id=secrets["access_key_id"],
             access_key_secret=secrets["access_key_secret"], access_key_user=self.access_key_user,
-            region=self.region, tags=tuple(self.tags), api_url=self.api_url, extra=extra,
+            role_arn=self.role_arn, region=self.region, tags=tuple(self.tags), api_url=self.api_url, extra=extra,
         )
 
     @classmethod
@@ -107,6 +122,7 @@ class Account:
     access_key_id: Secret | None = None
     access_key_secret: Secret | None = None
     access_key_user: str | None = None
+    role_arn: str | None = None  #: a RAM role the AccessKey may assume (federated sign-in)
     region: str = "cn-hangzhou"
     tags: tuple[str, ...] = ()
     api_url: str | None = None
@@ -135,10 +151,10 @@ class Account:
                 if key not in _ACCOUNT_KEYS and not key.startswith("root_")}
         extra = {**kept, **self.endpoint_extra()}
         login = endpoint.login
-        if self.login_user and self.password is not None:
-            url = login.url if login else endpoint.extra.get("signin_url", endpoint.url)
-            base = login or LoginForm(url, "", "")
-            login = dataclasses.replace(base, url=url, user=self.login_user, password=self.password.reveal())
+        if login is None and self.login_user and self.password is not None:
+            login = LoginForm(endpoint.extra.get("signin_url", endpoint.url), "", "")
+        if login is not None:
+            login = login.as_account(self)
         return dataclasses.replace(endpoint, login=login, extra=extra, default_region=self.region)
 
 

@@ -174,12 +174,21 @@ class AliyunConsole(Console):
 
     def signed_in_as_own(self, endpoint: ConsoleEndpoint, environ: Mapping[str, str],
                          federation_url: str) -> ConsoleEndpoint:
-        """``endpoint`` as the console's own account (``DOCVERIFY_ALIYUN_*``), if one is set."""
+        """``endpoint`` as the console's own account (``DOCVERIFY_ALIYUN_*``), if one is set;
+        either way with the console's federation settings, which the pool's accounts sign in
+        with when they have an AccessKey and a role but no password (``AliyunLogin.as_account``)."""
         opts = self.options
+        role = opts.role_arn or environ.get(f"{ENV}ROLE_ARN") or None
+        if role is not None and not re.match(ROLE_ARN, role):
+            raise ConfigError(f"{ENV}ROLE_ARN: {role!r} is not a role ARN",
+                              hint="acs:ram::<account id>:role/<role name> (RAM console > Roles > the role)")
+        settings = Federation("", "", role or "", url=federation_url, session_name=opts.role_session_name,
+                              duration_s=opts.session_duration_s, sts_endpoint=opts.sts_endpoint or STS_ENDPOINT)
+        login = replace(endpoint.login, prefer=opts.sign_in, federation_settings=settings)
+        endpoint = replace(endpoint, login=login)
         account = own_account(environ, opts.region)
         if account is None:
             return endpoint
-        role = opts.role_arn or environ.get(f"{ENV}ROLE_ARN") or None
         has_password = bool(account.login_user and account.password is not None)
         has_key = account.access_key_id is not None and account.access_key_secret is not None
         method = opts.sign_in
@@ -194,23 +203,17 @@ class AliyunConsole(Console):
                 check_logon_name(account.login_user, f"{ENV}LOGIN_USER")
             except EnvironmentProblem as problem:
                 raise ConfigError(problem.message, hint=problem.hint) from None
-        endpoint = account.on(endpoint)
-        if method == "federated":
-            if not has_key or not role:
-                missing = [name for name, ok in ((f"{ENV}ACCESS_KEY_ID/_SECRET", has_key),
-                                                 (f"[console.aliyun] role_arn (or {ENV}ROLE_ARN)", role)) if not ok]
-                raise ConfigError(f"federated sign-in needs {' and '.join(missing)}",
-                                  hint="the key's RAM user may call sts:AssumeRole on the role "
-                                       "(docs/aliyun-ram-policy.json)")
-            if not re.match(ROLE_ARN, role):
-                raise ConfigError(f"{ENV}ROLE_ARN: {role!r} is not a role ARN",
-                                  hint="acs:ram::<account id>:role/<role name> (RAM console > Roles > the role)")
-            federation = Federation(
-                account.access_key_id.reveal(), account.access_key_secret.reveal(), role,  # type: ignore[union-attr]
-                url=federation_url, session_name=opts.role_session_name, duration_s=opts.session_duration_s,
-                sts_endpoint=opts.sts_endpoint or STS_ENDPOINT)
-            endpoint = replace(endpoint, login=replace(endpoint.login, user="", password="", federation=federation))
-        return endpoint
+        if method == "federated" and (not has_key or not role):
+            missing = [name for name, ok in ((f"{ENV}ACCESS_KEY_ID/_SECRET", has_key),
+                                             (f"[console.aliyun] role_arn (or {ENV}ROLE_ARN)", role)) if not ok]
+            raise ConfigError(f"federated sign-in needs {' and '.join(missing)}",
+                              hint="the key's RAM user may call sts:AssumeRole on the role "
+                                   "(docs/aliyun-ram-policy.json)")
+        if method == "password" and not has_password:
+            # keys alone (for the audit log): nobody signs in at the start, each procedure
+            # says what to set (task_account)
+            return replace(account.on(replace(endpoint, login=None)), login=login)
+        return account.on(replace(endpoint, login=replace(login, prefer=method)))
 
     def task_account(self, endpoint: ConsoleEndpoint, task_id: str):
         """Without an account pool, every procedure uses the console's own account; with

@@ -22,7 +22,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -73,6 +73,39 @@ class AliyunLogin(LoginForm):
     console_domain: str = ""  #: the site's consoles' domain (console.aliyun.com): a page there is signed in
     federation: Federation | None = None
     sessions: str | None = None  #: the private folder of kept sessions; None: none kept
+    #: how an account signs in (``[console.aliyun] sign_in``): ``password``, ``federated``,
+    #: or ``auto`` (its password when it has one, else federated)
+    prefer: str = "auto"
+    #: the console's federation settings (STS and sign-in endpoints, session name and length,
+    #: its default ``role_arn``) that an account's own AccessKey and role are filled into
+    federation_settings: Federation | None = None
+
+    def as_account(self, account: Any) -> "AliyunLogin":
+        """This sign-in as a leased ``account`` (``Account.on``): its logon name and
+        password, or federated with its AccessKey through its ``role_arn`` (else the
+        console's), as ``prefer`` says. An account that can do neither is refused, saying
+        what to add (:class:`CredentialsRejected`: the pool sets it aside)."""
+        has_password = bool(account.login_user and account.password is not None)
+        has_key = account.access_key_id is not None and account.access_key_secret is not None
+        settings = self.federation_settings
+        role = account.role_arn or (settings.role_arn if settings is not None else "") or None
+        federated = self.prefer == "federated" or (self.prefer == "auto" and not has_password and has_key)
+        if not federated:
+            if not has_password:
+                raise CredentialsRejected(
+                    f"account {account.name} has no logon name and password to sign in to the aliyun console with",
+                    hint="add them to the account (docverify accounts add --login-user ... --password-ref ...), "
+                         "or its AccessKey and a role_arn to sign in federated")
+            return replace(self, user=account.login_user, password=account.password.reveal(), federation=None)
+        if not has_key or not role or settings is None:
+            missing = " and ".join(f"no {what}" for what, ok in (("AccessKey", has_key), ("role_arn", role)) if not ok)
+            raise CredentialsRejected(
+                f"account {account.name} cannot sign in federated: it has {missing or 'no federation settings'}",
+                hint="give the account access_key_id/access_key_secret references and role_arn (a RAM role its "
+                     "key may assume: sts:AssumeRole, docs/aliyun-ram-policy.json), or [console.aliyun] role_arn")
+        federation = replace(settings, access_key_id=account.access_key_id.reveal(),
+                             access_key_secret=account.access_key_secret.reveal(), role_arn=role)
+        return replace(self, user="", password="", federation=federation)
 
     @property
     def method(self) -> str | None:

@@ -69,6 +69,19 @@ def test_add_accepts_a_reference_that_resolves_only_in_ci(runner, workdir):
     assert "note: password of account ci" in result.output and "ONLY_IN_CI_PW is not set" in result.output
 
 
+def test_add_takes_a_role_to_sign_in_federated_and_checks_it(runner, workdir):
+    role = "acs:ram::1234567890123456:role/docverify"
+    result = runner.invoke(cli, ["accounts", "add", "ci-2", "--console", "aliyun", "--access-key-id-ref", "env:K",
+                                 "--access-key-secret-ref", "env:S", "--role-arn", role])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(invoke(runner, "accounts", "list", "--json").output)["accounts"]
+    assert row["role_arn"] == role
+    account = open_pool(cwd=workdir).specs[0].resolve({"K": "LTAIk", "S": "s"})
+    assert account.role_arn == role
+    bad = runner.invoke(cli, ["accounts", "add", "ci-3", "--console", "aliyun", "--role-arn", "docverify-role"])
+    assert bad.exit_code == ExitCode.USAGE and "--role-arn" in bad.output and "is not a RAM role's ARN" in bad.output
+
+
 def test_add_refuses_a_literal_secret(runner, workdir):
     result = runner.invoke(cli, ["accounts", "add", "x", "--console", "aliyun", "--login-user", "u",
                                  "--password-ref", "Sup3rSecret!"])

@@ -168,6 +168,52 @@ def test_a_leased_accounts_password_logon_uses_the_consoles_flow(site, tmp_path,
     assert f"Signed in as {other}" in opened.snapshot and site.logons == 1
 
 
+def test_a_leased_account_without_a_password_signs_in_federated_through_its_own_role(site, sts, keys, tmp_path,
+                                                                                    chromium):
+    """A pool account with an AccessKey and a role_arn, no password: the console's
+    federation settings with the account's key and role (AliyunLogin.as_account)."""
+    from docverify.lease.account import Account
+    from docverify.lease.secret import Secret
+
+    other_role = f"acs:ram::{ROLE.split(':')[3]}:role/docverify-pool"
+    keys.secrets["LTAIpool0000000001"] = "pool-secret-value-1"
+    sts.allowed["LTAIpool0000000001"] = {other_role}
+    endpoint = endpoint_of(recorded_console(site, sts=sts), {})  # the console has no account of its own
+    leased = Account(name="ci-2", console="aliyun", access_key_id=Secret("LTAIpool0000000001"),
+                     access_key_secret=Secret("pool-secret-value-1"), role_arn=other_role).on(endpoint)
+    assert leased.login.method == "federated" and leased.login.identity == f"role {other_role}"
+
+    async def scenario():
+        async with PlaywrightExecutor(FAST).open(endpoint, tmp_path) as xrun, \
+                xrun.session("leased", leased.login) as session:
+            start = await session.observe()
+            await session.apply(action("click", ref(start, "link", "RAM console")))
+            return await session.observe()
+
+    opened = asyncio.run(scenario())
+    assert f"Signed in as {other_role}" in opened.snapshot
+    assert sts.calls == 1 and site.logons == 1
+
+
+def test_a_leased_account_that_can_sign_in_neither_way_is_set_aside_saying_what_to_add(site, sts):
+    from docverify.lease.account import Account
+    from docverify.lease.secret import Secret
+
+    endpoint = endpoint_of(recorded_console(site, sts=sts), {})
+    keys_only = Account(name="ci-3", console="aliyun", access_key_id=Secret("LTAIx"), access_key_secret=Secret("s"))
+    with pytest.raises(CredentialsRejected, match="account ci-3 cannot sign in federated: it has no role_arn") as raised:
+        keys_only.on(endpoint)
+    assert "role_arn" in raised.value.hint
+    console_role = endpoint_of(recorded_console(site, sts=sts, role_arn=ROLE), {})
+    assert keys_only.on(console_role).login.federation.role_arn == ROLE  # the console's role, when it has one
+    password_only = Account(name="ci-4", console="aliyun", login_user=USER, password=Secret(PASSWORD))
+    with pytest.raises(CredentialsRejected, match="account ci-4 cannot sign in federated: it has no AccessKey"):
+        password_only.on(endpoint_of(recorded_console(site, sts=sts, sign_in="federated", role_arn=ROLE), {}))
+    nothing = Account(name="ci-5", console="aliyun")
+    with pytest.raises(CredentialsRejected, match="account ci-5 has no logon name and password"):
+        nothing.on(endpoint)
+
+
 def test_the_session_cookies_are_scrubbed_from_the_procedures_trace(site, tmp_path, chromium):
     import zipfile
 
