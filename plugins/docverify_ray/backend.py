@@ -53,7 +53,16 @@ from docverify.provision import Provisioner
 from docverify.run.backend import Backend, Work
 from docverify.run.runner import not_started_spent, unfinished
 from docverify.task import Task
-from docverify_ray.worker import CRASH_ENV, Finished, PaidCounter, ProcedureWorker, WorkerSpec, reclaim
+from docverify_ray.worker import (
+    CRASH_ENV,
+    SHIP_ENV,
+    Finished,
+    PaidCounter,
+    ProcedureWorker,
+    WorkerSpec,
+    receive,
+    reclaim,
+)
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +121,7 @@ class RayBackend(Backend):
         try:
             joined = self.join(ray, count)
             spec.paid = ray.remote(PaidCounter).options(num_cpus=0).remote()
+            spec.driver_node = ray.get_runtime_context().get_node_id()
             work.timings["ray_start_s"] = time.perf_counter() - clock
             try:
                 dispatch = Dispatch(ray, work, spec, count, self.options)
@@ -206,6 +216,7 @@ def worker_spec(work: Work) -> WorkerSpec:
         checkers=[checker.name for checker in stages.checkers], limits=work.limits,
         artifacts=str(work.artifacts.resolve()), output=str(work.output.resolve()) if work.output else None,
         crash=os.environ.get(CRASH_ENV) or None, environ=passed, run_id=work.run_id,
+        ship=os.environ.get(SHIP_ENV) == "1",
     )
 
 
@@ -361,6 +372,8 @@ class Dispatch:
             if lease is not None:
                 lease.release()
         self.spend(finished)
+        if finished.files:  # from a worker on another node: its screenshots and trace, where the reports look
+            receive(finished.files, work.output or work.artifacts)
         for reporter in work.stages.reporters:
             for turn in finished.result.turns:
                 reporter.turn(task, turn)

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import socket
+import tempfile
 import time
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -41,6 +43,12 @@ log = logging.getLogger(__name__)
 CRASH_ENV = "DOCVERIFY_RAY_CRASH"
 #: the exit status of a worker that :data:`CRASH_ENV` stopped
 CRASH_STATUS = 71
+#: ``1``: every worker sends its procedures' screenshots and traces back, as one on
+#: another node does (for tests and drills on one machine). Read by the driver.
+SHIP_ENV = "DOCVERIFY_RAY_SHIP_ARTIFACTS"
+#: At most this many bytes of one procedure's artifacts travel back to the driver; the
+#: rest stay on the worker's node, said in the log.
+SHIP_MAX_BYTES = 64 * 1024 * 1024
 
 
 @dataclass
@@ -63,6 +71,8 @@ class WorkerSpec:
     environ: dict[str, str] = field(default_factory=dict)  #: DOCVERIFY_* variables the plugins read where they run
     run_id: str | None = None  #: the driver's run (Provisioner.join_run: every worker tags with it)
     paid: Any = None  #: the run's :class:`PaidCounter` actor (Provisioner.count_paid_with: one limit for all)
+    driver_node: str | None = None  #: the driver's Ray node: a worker elsewhere sends its artifacts back
+    ship: bool = False  #: :data:`SHIP_ENV`: send them back from every node
 
     def enter(self) -> None:
         """Take on the driver's working folder (relative paths of the configuration, the
@@ -105,6 +115,74 @@ class Finished:
     result: ProcedureResult  #: scrubbed of every secret the worker knows
     quarantined: str | None = None  #: why its account's credentials were rejected (the driver quarantines it)
     refused: bool = False  #: a model call did not fit in the budget left: the run starts no further procedure
+    #: its screenshots and trace, from a worker on another node: path under the run's
+    #: output (or artifacts) folder -> content (:class:`ArtifactsFolder`)
+    files: dict[str, bytes] = field(default_factory=dict)
+
+
+class ArtifactsFolder:
+    """Where a worker writes its procedures' screenshots and traces.
+
+    On the driver's node, the run's own folders. On another node (or with
+    :data:`SHIP_ENV`), a private folder laid out as the run's output folder is, so the
+    paths in the results mean the same on the driver; after each procedure its files
+    travel back in :attr:`Finished.files` and are removed here."""
+
+    def __init__(self, spec: "WorkerSpec", node: str | None) -> None:
+        self.local = not spec.ship and (spec.driver_node is None or node == spec.driver_node)
+        self.root: Path | None = None
+        if self.local:
+            self.artifacts = Path(spec.artifacts)
+            self.output = Path(spec.output) if spec.output else None
+            return
+        self.root = Path(tempfile.mkdtemp(prefix="docverify-ray-artifacts-"))
+        if spec.output is None:
+            self.artifacts, self.output = self.root, None
+            return
+        try:
+            inside = Path(spec.artifacts).relative_to(spec.output)
+        except ValueError:
+            inside = Path("artifacts")
+        self.artifacts, self.output = self.root / inside, self.root
+
+    def take(self, task_id: str) -> dict[str, bytes]:
+        """The files the last procedure wrote, by path under the output (or artifacts)
+        folder, removed here; beyond :data:`SHIP_MAX_BYTES` they stay, said in the log."""
+        if self.root is None:
+            return {}
+        base = self.output or self.artifacts
+        files: dict[str, bytes] = {}
+        size = 0
+        left: list[str] = []
+        for path in sorted(p for p in self.root.rglob("*") if p.is_file()):
+            length = path.stat().st_size
+            if size + length > SHIP_MAX_BYTES:
+                left.append(str(path))
+                continue
+            files[str(path.relative_to(base))] = path.read_bytes()
+            size += length
+            path.unlink()
+        if left:
+            log.warning("%s: %d artifact file(s) over %d MB stay on %s: %s", task_id, len(left),
+                        SHIP_MAX_BYTES // 2**20, socket.gethostname(), ", ".join(left[:5]))
+        return files
+
+    def close(self) -> None:
+        if self.root is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+
+def receive(files: dict[str, bytes], base: Path) -> None:
+    """Write what a worker on another node sent back under the driver's ``base`` (the
+    run's output folder, else its artifacts folder); a path that would leave it is dropped."""
+    root = base.resolve()
+    for name, data in files.items():
+        target = (root / name).resolve()
+        if not target.is_relative_to(root):
+            log.warning("dropped an artifact outside the run's folder: %s", name)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
 
 
 class HeldAccount:
@@ -172,6 +250,7 @@ class ProcedureWorker:
         self.stages: Stages | None = None
         self.endpoint: Any = None
         self.xrun: Any = None
+        self.folder: ArtifactsFolder | None = None
 
     async def start(self) -> dict[str, Any]:
         """Load the plugins, start the console and the browser. Returns where the worker
@@ -196,6 +275,8 @@ class ProcedureWorker:
                 policy=instances(config, plugins, "policy", "policies", [spec.policy])[0],  # type: ignore[arg-type]
                 checkers=instances(config, plugins, "checker", "checkers", spec.checkers),  # type: ignore[arg-type]
             )
+            self.folder = ArtifactsFolder(spec, info["node_id"])
+            self.exits.callback(self.folder.close)
             if spec.run_id:
                 self.stages.provisioner.join_run(spec.run_id)
             if spec.paid is not None:
@@ -209,7 +290,7 @@ class ProcedureWorker:
             info["console_s"] = time.perf_counter() - tick
             tick = time.perf_counter()
             self.xrun = await self.exits.enter_async_context(
-                self.stages.executor.open(self.endpoint, Path(spec.artifacts)))
+                self.stages.executor.open(self.endpoint, self.folder.artifacts))
             info["browser_s"] = time.perf_counter() - tick
         except EnvironmentProblem as problem:
             await self.close()
@@ -234,13 +315,14 @@ class ProcedureWorker:
         self.meter.spent, self.meter.refused = 0.0, False
         reporters: list[Reporter] = [CrashOnTurn()] if crashes(self.spec.crash, task.id, attempt) else []
         held = HeldAccount(account) if account is not None else None
-        runner = Runner(replace(self.stages, reporters=reporters), self.endpoint, artifacts=Path(self.spec.artifacts),
-                        limits=self.spec.limits, output=Path(self.spec.output) if self.spec.output else None,
-                        accounts=held, lease_timeout=0, console=self.console.name,
-                        task_account=self.console.task_account)
+        folder = self.folder
+        assert folder is not None
+        runner = Runner(replace(self.stages, reporters=reporters), self.endpoint, artifacts=folder.artifacts,
+                        limits=self.spec.limits, output=folder.output, accounts=held, lease_timeout=0,
+                        console=self.console.name, task_account=self.console.task_account)
         result = await runner.run_one(self.xrun, task)
         return Finished(finish(task, result, None, ()), held.quarantined if held is not None else None,
-                        self.meter.refused)
+                        self.meter.refused, folder.take(task.id))
 
     async def close(self) -> None:
         """Close the browser and stop the console; the plugins let go of their models."""

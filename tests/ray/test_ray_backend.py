@@ -332,3 +332,22 @@ def test_the_paid_resource_limit_is_the_runs_not_each_workers(cluster, chromium,
     assert "paid resource" not in (made["reason"] or ""), made["reason"]
     assert not list((tmp_path / ".docverify" / "stacks").glob("*.json"))  # what was made is destroyed
     assert browsers(cluster.mark) == []
+
+
+def test_a_worker_on_another_node_sends_its_screenshots_and_trace_back(cluster, chromium, tmp_path):
+    """A worker that is not on the driver's node writes into a folder of its own and
+    sends each procedure's files back (forced here with DOCVERIFY_RAY_SHIP_ARTIFACTS, as
+    one machine has one node): the report's paths resolve on the driver."""
+    copy_docs(tmp_path / "docs", "drifted/ecs-key-pair.md", "docs/kms.md")
+    env = {**cluster.env, "DOCVERIFY_RAY_SHIP_ARTIFACTS": "1"}
+    done, report = docverify(tmp_path, env, "docs", "--no-store", "--screenshots", "-O", "executor.playwright.trace=on",
+                             *ray_options(cluster, chromium))
+    drift = next(r for r in report["results"] if r["verdict"] == "DRIFT")
+    named = [drift["artifacts"]["trace"]] + [name for turn in drift["turns"]
+                                             for name in (turn.get("screenshot_before"), turn.get("screenshot_after"))
+                                             if name]
+    assert len(named) > 3, drift
+    missing = [name for name in named if not (tmp_path / "out" / name).is_file()]
+    assert missing == [], (missing, done.stderr)
+    assert not list(Path("/tmp").glob("docverify-ray-artifacts-*/**/*.jpg"))  # sent back, not left behind
+    assert browsers(cluster.mark) == []

@@ -196,3 +196,36 @@ def test_ray_workers_tag_what_they_provision_with_the_drivers_run(tmp_path):
     assert provisioner.run_id != run.run_id  # what a worker builds: its own id, until it joins the run
     provisioner.join_run(spec.run_id)
     assert provisioner.run_id == run.run_id
+
+
+def test_a_worker_elsewhere_writes_its_artifacts_apart_and_sends_them_back(tmp_path):
+    """ArtifactsFolder: on the driver's node, the run's folders; on another node, a private
+    folder laid out as the run's output, emptied into Finished.files after each procedure,
+    which receive() writes where the reports look (nothing outside the run's folder)."""
+    from docverify_ray.worker import ArtifactsFolder, WorkerSpec, receive
+
+    out = tmp_path / "out"
+    spec = WorkerSpec(settings={}, config_file=None, origins={}, cwd=str(tmp_path), console="sandbox",
+                      provisioner="none", executor="playwright", policy="literal", checkers=[], limits=None,
+                      artifacts=str(out / "artifacts"), output=str(out), driver_node="node-a")
+    here = ArtifactsFolder(spec, "node-a")
+    assert (here.artifacts, here.output, here.take("t")) == (out / "artifacts", out, {})
+
+    away = ArtifactsFolder(spec, "node-b")
+    try:
+        assert away.artifacts.parent == away.output != out
+        (away.artifacts / "t").mkdir(parents=True)
+        (away.artifacts / "t" / "turn-000.jpg").write_bytes(b"jpeg")
+        (away.artifacts / "t.trace.zip").write_bytes(b"zip")
+        files = away.take("t")
+        assert files == {"artifacts/t/turn-000.jpg": b"jpeg", "artifacts/t.trace.zip": b"zip"}
+        assert not list(away.artifacts.rglob("*.jpg"))  # sent, not kept
+        receive({**files, "../escape.txt": b"no"}, out)
+        assert (out / "artifacts" / "t" / "turn-000.jpg").read_bytes() == b"jpeg"
+        assert not (tmp_path / "escape.txt").exists()
+    finally:
+        away.close()
+    assert not away.root.exists()
+    forced = ArtifactsFolder(WorkerSpec(**{**spec.__dict__, "ship": True}), "node-a")
+    assert forced.root is not None
+    forced.close()
