@@ -59,6 +59,7 @@ from docverify_ray.worker import (
     Finished,
     PaidCounter,
     ProcedureWorker,
+    TurnRelay,
     WorkerSpec,
     receive,
     reclaim,
@@ -122,6 +123,7 @@ class RayBackend(Backend):
             joined = self.join(ray, count)
             spec.paid = ray.remote(PaidCounter).options(num_cpus=0).remote()
             spec.driver_node = ray.get_runtime_context().get_node_id()
+            spec.turns = ray.remote(TurnRelay).options(num_cpus=0).remote()
             work.timings["ray_start_s"] = time.perf_counter() - clock
             try:
                 dispatch = Dispatch(ray, work, spec, count, self.options)
@@ -262,6 +264,7 @@ class Dispatch:
         #: whether the provisioner keeps a record of what it made (a dead worker's is reclaimed)
         self.reclaims = type(work.stages.provisioner).reclaim is not Provisioner.reclaim
         self.queue: deque[tuple[Task, int]] = deque()  #: (task, attempt)
+        self.running: dict[tuple[str, int], tuple[Task, set[int]]] = {}  #: (id, attempt) -> (task, turns shown)
         self.consoles: list[str] = []  #: each started worker's console
         self.problem: str | None = None  #: why the last worker that could not start did not
         self.clock = time.perf_counter()
@@ -270,16 +273,29 @@ class Dispatch:
         self.queue.extend((task, 1) for task in tasks)
         self.clock = time.perf_counter()
         serving = [asyncio.ensure_future(self.serve()) for _ in range(self.count)]
+        relaying = asyncio.ensure_future(self.relay()) if self.spec.turns is not None else None
         try:
             await asyncio.gather(*serving)
         finally:
-            for coroutine in serving:
+            for coroutine in (*serving, *([relaying] if relaying else [])):
                 coroutine.cancel()
-            await asyncio.gather(*serving, return_exceptions=True)
+            await asyncio.gather(*serving, *([relaying] if relaying else []), return_exceptions=True)
             self.work.timings["procedures_s"] = time.perf_counter() - self.clock
         while self.queue:  # no worker was left to take them: none could start
             task, _ = self.queue.popleft()
             self.work.finish(task, unfinished(task, self.problem or "no Ray worker started", time.time()))
+
+    async def relay(self) -> None:
+        """The workers' turns to the reporters as they come (:class:`TurnRelay`); one that
+        arrives after its procedure's result was shown from the result."""
+        while True:
+            for task_id, attempt, index, turn in await self.wait(self.spec.turns.take.remote()):
+                running = self.running.get((task_id, attempt))
+                if running is None or index in running[1]:
+                    continue
+                running[1].add(index)
+                for reporter in self.work.stages.reporters:
+                    reporter.turn(running[0], turn)
 
     async def serve(self) -> None:
         """Start a worker and run procedures on it until none is left; a worker that
@@ -350,6 +366,7 @@ class Dispatch:
                 reporter.procedure_started(task)
         account = lease.account if lease is not None else None
         errors = self.ray.exceptions
+        self.running[(task.id, attempt)] = (task, set())
         try:
             ref = worker.actor.run.remote(task, account, attempt, self.budget_left())
             try:
@@ -369,14 +386,16 @@ class Dispatch:
             if finished.quarantined and lease is not None:
                 lease.quarantine(finished.quarantined)
         finally:
+            shown = self.running.pop((task.id, attempt), (task, set()))[1]  # what the relay showed
             if lease is not None:
                 lease.release()
         self.spend(finished)
         if finished.files:  # from a worker on another node: its screenshots and trace, where the reports look
             receive(finished.files, work.output or work.artifacts)
-        for reporter in work.stages.reporters:
+        for reporter in work.stages.reporters:  # the turns the relay has not shown yet
             for turn in finished.result.turns:
-                reporter.turn(task, turn)
+                if turn.index not in shown:
+                    reporter.turn(task, turn)
         work.finish(task, finished.result)
         return True
 

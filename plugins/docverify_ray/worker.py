@@ -33,6 +33,8 @@ from docverify.provision import PaidCount
 from docverify.report.reporter import Reporter
 from docverify.report.trajectory import ProcedureResult, Turn
 from docverify.run.runner import RunLimits, Runner, Stages, finish
+from docverify.scrub import known as known_secrets
+from docverify.scrub import scrub_object
 from docverify.task import Task
 
 log = logging.getLogger(__name__)
@@ -72,6 +74,7 @@ class WorkerSpec:
     run_id: str | None = None  #: the driver's run (Provisioner.join_run: every worker tags with it)
     paid: Any = None  #: the run's :class:`PaidCounter` actor (Provisioner.count_paid_with: one limit for all)
     driver_node: str | None = None  #: the driver's Ray node: a worker elsewhere sends its artifacts back
+    turns: Any = None  #: the run's :class:`TurnRelay` actor: turns reach the driver's reporters as they are made
     ship: bool = False  #: :data:`SHIP_ENV`: send them back from every node
 
     def enter(self) -> None:
@@ -218,6 +221,42 @@ class PaidCounter:
         return self.count.made
 
 
+class TurnRelay:
+    """A Ray actor the driver starts for a run: the turns the workers make, in the order
+    they arrive, for the driver's reporters (``-v`` step lines as the procedure goes)."""
+
+    def __init__(self) -> None:
+        import asyncio
+
+        self.items: asyncio.Queue = asyncio.Queue()
+
+    def put(self, item: tuple[str, int, int, Turn]) -> None:
+        self.items.put_nowait(item)
+
+    async def take(self) -> list[tuple[str, int, int, Turn]]:
+        """The next turns: waits for one, then takes every one already there."""
+        items = [await self.items.get()]
+        while not self.items.empty():
+            items.append(self.items.get_nowait())
+        return items
+
+
+class TurnStream(Reporter):
+    """Sends each turn of one attempt of a procedure to the driver's :class:`TurnRelay` as it
+    is made, scrubbed here of every secret this worker knows (procedure id, attempt, the
+    turn's index, the turn). Nothing waits for it: a turn that arrives late is shown from
+    the procedure's result."""
+
+    name = "ray-turns"
+
+    def __init__(self, relay: Any, attempt: int) -> None:
+        self.relay = relay
+        self.attempt = attempt
+
+    def turn(self, task: Task, turn: Turn) -> None:
+        self.relay.put.remote((task.id, self.attempt, turn.index, scrub_object(turn) if known_secrets() else turn))
+
+
 class RemotePaidCount(PaidCount):
     """A worker's view of the run's count, held by the driver's :class:`PaidCounter`
     (its claims are answered there, one at a time)."""
@@ -313,7 +352,9 @@ class ProcedureWorker:
             self.prepared.add(checker.name)
         self.meter.budget = Budget(*budget) if budget is not None else None
         self.meter.spent, self.meter.refused = 0.0, False
-        reporters: list[Reporter] = [CrashOnTurn()] if crashes(self.spec.crash, task.id, attempt) else []
+        reporters: list[Reporter] = [TurnStream(self.spec.turns, attempt)] if self.spec.turns is not None else []
+        if crashes(self.spec.crash, task.id, attempt):
+            reporters.append(CrashOnTurn())
         held = HeldAccount(account) if account is not None else None
         folder = self.folder
         assert folder is not None

@@ -351,3 +351,31 @@ def test_a_worker_on_another_node_sends_its_screenshots_and_trace_back(cluster, 
     assert missing == [], (missing, done.stderr)
     assert not list(Path("/tmp").glob("docverify-ray-artifacts-*/**/*.jpg"))  # sent back, not left behind
     assert browsers(cluster.mark) == []
+
+
+def test_step_lines_come_as_the_workers_make_them(cluster, chromium, tmp_path):
+    """``-v`` on Ray: a procedure's step lines reach the terminal while it runs (through the
+    run's turn relay), not all at once with its verdict; none is shown twice."""
+    copy_docs(tmp_path / "docs", "docs/kms.md")
+    command = [sys.executable, "-m", "docverify", "check", "docs", "--no-store", "-v", "-O",
+               f"console.sandbox.release={RELEASE}", "-O", "executor.playwright.slow_mo_ms=400",
+               *ray_options(cluster, chromium)]
+    process = subprocess.Popen(command, cwd=tmp_path, env=cluster.env, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    lines = read_lines(process.stdout)
+    seen: list[tuple[float, str]] = []
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        try:
+            seen.append((time.monotonic(), lines.get(timeout=1)))
+        except queue.Empty:
+            if process.poll() is not None:
+                break
+    process.wait(60)
+    steps = [(at, line) for at, line in seen if line.strip().startswith("kms-create-key  step")]
+    [verdict] = [at for at, line in seen if line.startswith("PASS") and "kms-create-key" in line]
+    assert len(steps) == len({line for _, line in steps}) >= 4, seen
+    # shown as they were made: each browser operation takes 0.4 s here (slow_mo), so turns
+    # come seconds apart; replayed with the result, they would come in one burst with it
+    assert steps[-1][0] - steps[1][0] > 1.0 and steps[-1][0] < verdict, \
+        [(round(at - seen[0][0], 2), line) for at, line in seen]
