@@ -66,6 +66,9 @@ class ConsoleEndpoint:
     #: "ecs-buy.aliyun.com/wizard"; the page that opens here): a console standing in
     #: for another (the sandbox for the real one) opens its own page for a doc's link
     links: tuple[tuple[str, str], ...] = ()
+    #: refuse a destructive action on a resource the run did not create (the console's
+    #: ``protect_unowned`` option; :mod:`docverify.execute.guard`)
+    protect_unowned: bool = False
     extra: dict[str, str] = field(default_factory=dict, repr=False)
 
     def describe(self) -> str:

@@ -39,6 +39,21 @@ def _executor_options(config, plugins, wanted: dict[str, tuple[object, str | Non
     return overrides, names
 
 
+class DryRunMode(click.Choice):
+    """``--dry-run``'s optional value: ``plan`` (what a bare ``--dry-run`` means) or
+    ``browse``. Click takes the word after a bare ``--dry-run`` as its value, so a PATH
+    there is said to belong before it."""
+
+    def __init__(self) -> None:
+        super().__init__(["plan", "browse"])
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        if isinstance(value, str) and value not in self.choices:
+            self.fail(f"{value!r} is neither plan nor browse: write --dry-run=browse (or =plan), and give PATHS "
+                      f"before a bare --dry-run", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def _csv(values: tuple[str, ...]) -> list[str]:
     return [part.strip() for value in values for part in value.split(",") if part.strip()]
 
@@ -116,7 +131,13 @@ def parse_assignments(values: tuple[str, ...]) -> dict[str, object]:
                    "Env: DOCVERIFY_PASS_SCREENSHOTS.")
 @click.option("--resume", is_flag=True, help="Skip procedures the last (interrupted) run finished, unless they changed.")
 @click.option("--no-store", is_flag=True, help="Do not keep results in .docverify/results.db.")
-@click.option("--dry-run", is_flag=True, help="Parse and plan only: list what would run, with its success criteria.")
+@click.option("--dry-run", "dry_run", type=DryRunMode(), is_flag=False, flag_value="plan", default=None,
+              metavar="[=plan|browse]",
+              help="Change nothing. --dry-run (=plan): parse and plan only, list what would run with its success "
+                   "criteria. --dry-run=browse: sign in and follow each procedure's steps up to the first action that "
+                   "changes the console's state (submit, create, delete, confirm, ...), and stop there; nothing is "
+                   "provisioned, no audit log is checked, no result is stored: DRIFT for a step that could not be "
+                   "followed as written, else INCONCLUSIVE naming the step it stopped before.")
 @click.option("-x", "--exitfirst", is_flag=True, help="Start no further procedure after the first failed one (--maxfail 1).")
 @click.option("--maxfail", type=click.IntRange(1), metavar="N",
               help="Start no further procedure after N failed ones (a verdict --fail-on counts).")
@@ -132,7 +153,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
           reports: tuple[str, ...],
           output: Path | None, fail_on: str, max_steps: int, timeout: float, budget: str | None, lease_timeout: float, headed: bool | None,
           slow_mo: int | None, browser_path: str | None, screenshots: bool | None, pass_screenshots: bool, resume: bool,
-          no_store: bool, dry_run: bool, exitfirst: bool, maxfail: int | None, quiet: int, verbose: int,
+          no_store: bool, dry_run: str | None, exitfirst: bool, maxfail: int | None, quiet: int, verbose: int,
           settings: tuple[str, ...], backend: str | None = None, ray_workers: int | None = None,
           ray_address: str | None = None, max_paid: int | None = None) -> int:
     """Run the procedures under PATHS against a console and report drift, step by step.
@@ -153,6 +174,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
       docverify check docs/oss/create-bucket.md#create-a-bucket --headed
       docverify check docs -k bucket --jobs 4 --report junit,html -o report/
       docverify check docs --changed-since origin/main --report github
+      docverify check docs --console aliyun --dry-run=browse      # sign in, follow, change nothing
       docverify check docs -O console.sandbox.release=2021-06
       docverify check docs --backend ray --ray-workers 4            # or --ray-address HEAD:6379
       docverify check docs --shard 2/4 --report json -o shard-2   # then: docverify merge shard-*
@@ -166,7 +188,12 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
     unknown = [name for name in fail_on_names if name not in FAIL_ON]
     if unknown:
         raise UsageError(f"--fail-on {fail_on}: unknown {', '.join(unknown)}; choose from {', '.join(FAIL_ON)}")
-    store_path = None if no_store else default_store_path(Path.cwd())
+    browse = dry_run == "browse"
+    if browse and resume:
+        raise UsageError("--resume: a dry run (--dry-run=browse) keeps no results to resume from",
+                         hint="leave out --resume, or run without --dry-run")
+    # a dry run's results are no results of the docs: --resume and --shard-balance store must not take them
+    store_path = None if no_store or browse else default_store_path(Path.cwd())
     if shard is not None:
         sharding.check_balance(shard_balance, store_path)
     overrides: dict[str, object] = {"jobs": jobs, "policy.use": policy, "console.use": console_name, "budget": budget,
@@ -211,16 +238,20 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
 
     # the browser launches while the docs are parsed and the console starts (when procedures run here)
     in_process = app.plugins.get("backends", config.settings.backend.use[0]).in_process
-    with contextlib.nullcontext() if dry_run else EarlyStart(config, app.plugins, warm=in_process) as early:
+    plan = dry_run == "plan"
+    with contextlib.nullcontext() if plan else EarlyStart(config, app.plugins, warm=in_process) as early:
         tasks, problems = select_tasks(paths, config, keyword, changed_since, app.plugins)
         if tasks is None and shard is None:
             return ExitCode.OK
         shard_info = None
         if shard is not None:  # a shard with nothing changed still writes its (empty) part, for the merge
             tasks, shard_info = sharding.take(tasks or [], shard, shard_balance, store_path)
-        if dry_run:
+        if plan:
             _print_plan(tasks)
             return ExitCode.OK
+        if browse:
+            click.echo("dry run: each procedure is followed up to the first action that changes the console's state, "
+                       "and stops there; nothing is provisioned, no audit log is checked", err=True)
 
         reporters = build_reporters(config, app.plugins, report_names)
         if output is None and any(r.writes_files for r in reporters):
@@ -231,7 +262,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
         options = CheckOptions(
             jobs=config.settings.jobs,
             limits=RunLimits(max_steps=max_steps, timeout_s=timeout, screenshots=screenshots,
-                             pass_screenshots=pass_screenshots, screenshot_type="jpeg"),
+                             pass_screenshots=pass_screenshots, screenshot_type="jpeg", dry_run=browse),
             output=output, resume=resume, lease_timeout=lease_timeout,
             store=store_path,
             argv=sys.argv[1:], changed_since=changed_since, maxfail=1 if exitfirst else maxfail,

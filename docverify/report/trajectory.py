@@ -15,6 +15,7 @@ from pydantic import Field, computed_field, field_serializer
 
 from docverify.check.verdict import Finding, FindingKind, Verdict
 from docverify.cost import Usage
+from docverify.execute.guard import Stopped
 from docverify.records import Record, optional, record, rounded
 
 #: The version of ``docverify.json``'s layout; a reader refuses another.
@@ -99,6 +100,9 @@ class ProcedureResult(Record):
     criteria: list[dict[str, Any]] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)  #: model calls, tokens, cost (deciding and judging)
     resumed_from: str | None = optional()  #: the run this result was taken over from (--resume)
+    dry_run: bool | None = optional()  #: True: a dry run (``check --dry-run=browse``), which changes nothing
+    #: the action not taken that ended the procedure: a dry run's first change, a refused destructive action
+    stopped: Stopped | None = optional()
 
     _seconds = field_serializer("duration_s", "browser_s", "setup_s", "check_s")(_rounded_seconds)
 
@@ -186,6 +190,7 @@ class RunSummary(Record):
     timings: dict[str, float] = field(default_factory=dict)
     shard: ShardInfo | None = optional()  #: this run's part of a sharded run (``--shard``)
     merged: MergeInfo | None = optional()  #: the shards ``docverify merge`` put together, and what is missing
+    dry_run: bool | None = optional()  #: True: a dry run (``check --dry-run=browse``): nothing that changes state was done
     results: list[ProcedureResult] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:

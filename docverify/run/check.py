@@ -179,7 +179,7 @@ class CheckRun:
             resumed=len(self.resumed), interrupted=interrupted,
             output_dir=str(self.options.output) if self.options.output else None,
             changed_since=self.options.changed_since, stopped=stopped, timings=dict(self.timings),
-            shard=self.options.shard,
+            shard=self.options.shard, dry_run=True if self.options.limits.dry_run else None,
         )
 
     def stopping(self) -> bool:

@@ -17,7 +17,7 @@ import logging
 import shutil
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractContextManager, asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,6 +30,7 @@ from docverify.cost import Usage
 from docverify.errors import CredentialsRejected, EnvironmentProblem, Undecided
 from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.execute.executor import Executor, ExecutorRun, Session, artifact_name, browser_locale
+from docverify.execute.guard import Guard, Stopped, followed_before, owned_outputs
 from docverify.execute.policy import Policy
 from docverify.parse.sequence import as_written, is_lead_step, lead_part
 from docverify.provision import Provisioned, Provisioner
@@ -48,13 +49,16 @@ MAX_UNBLOCKS = 2
 
 @dataclass
 class RunLimits:
-    """Budgets per procedure."""
+    """Budgets per procedure, and how far one may go."""
 
     max_steps: int = 80  #: turns (actions and flags) before the run is INCONCLUSIVE
     timeout_s: float = 300.0  #: wall time per procedure
     screenshots: bool = False  #: one screenshot after every page action (for the HTML report)
     pass_screenshots: bool = True  #: keep them for procedures that pass (False: deleted once the verdict is PASS)
     screenshot_type: str = "png"  #: "png" or "jpeg" (smaller; the executor's quality)
+    #: a dry run (``check --dry-run=browse``): nothing provisioned, the steps followed up to the
+    #: first action that changes the console's state (:mod:`docverify.execute.guard`), no check
+    dry_run: bool = False
 
 
 @dataclass
@@ -83,6 +87,9 @@ class Outcome:
     finished: float = 0.0
     final: Observation | None = None  #: the page when the episode ended
     usage: Usage = field(default_factory=Usage)
+    #: the action not taken that ended it: a dry run's first change, a refused destructive action
+    stopped: Stopped | None = None
+    refusal: str | None = None  #: a refused action's reason (ENV_ERROR)
 
 
 @asynccontextmanager
@@ -167,8 +174,7 @@ class Runner:
         for reporter in self.stages.reporters:
             reporter.procedure_started(task)
         try:
-            async with self.account(task) as endpoint, \
-                    in_thread(self.stages.provisioner.provision(task, endpoint)) as provisioned:
+            async with self.account(task) as endpoint, in_thread(self.provision(task, endpoint)) as provisioned:
                 task.context.update({k: str(v) for k, v in provisioned.outputs.items()})
                 login = endpoint.login if endpoint is not self.endpoint else None
                 locale = browser_locale(task.procedure.language)  # the console speaks the doc's language
@@ -179,7 +185,8 @@ class Runner:
                     unready = outcome.environment is not None or (outcome.done is not None
                                                                   and outcome.done.environment)
                     check = (await self.check(task, outcome, endpoint)
-                             if outcome.budget is None and not unready else None)
+                             if outcome.budget is None and not unready and outcome.stopped is None
+                             and not self.limits.dry_run else None)
                     result = self.result(task, outcome, check, started)
                     result.check_s = time.perf_counter() - tick
                     if result.verdict is not Verdict.PASS:
@@ -199,6 +206,13 @@ class Runner:
         result.duration_s = time.perf_counter() - clock
         result.setup_s = opened
         return result
+
+    def provision(self, task: Task, endpoint: ConsoleEndpoint) -> AbstractContextManager[Provisioned]:
+        """What ``task`` needs made before it runs (the provisioner's); nothing in a dry run,
+        which creates nothing: steps that act on a resource it would provision find none."""
+        if self.limits.dry_run:
+            return nullcontext(Provisioned())
+        return self.stages.provisioner.provision(task, endpoint)
 
     @asynccontextmanager
     async def account(self, task: Task) -> AsyncIterator[ConsoleEndpoint]:
@@ -230,6 +244,7 @@ class Runner:
         consequences = Consequences()
         unblocks = MAX_UNBLOCKS
         episode = self.stages.policy.start(task)
+        guard = self.guard(task, provisioned, endpoint or self.endpoint)
         if provisioned is not None and provisioned.resources:
             episode.provisioned("Created before this procedure: " + "; ".join(provisioned.resources))
         shots = self.artifacts / artifact_name(task.id) if self.limits.screenshots else None
@@ -256,10 +271,10 @@ class Runner:
                     if action.kind is ActionKind.DONE:
                         # a missing prerequisite (the literal policy says so), or a model that is stuck
                         if action.status == "blocked" and (action.environment or action.by == "model") \
-                                and unblocks > 0:
+                                and unblocks > 0 and not self.limits.dry_run:  # a dry run creates nothing
                             unblocks -= 1
                             fresh = await self.unblock(session, task, endpoint or self.endpoint, episode, action,
-                                                       observation, outcome)
+                                                       observation, outcome, guard)
                             if fresh is not None:
                                 observation = fresh
                                 continue
@@ -272,6 +287,9 @@ class Runner:
                         turn.action = action.to_dict()
                         if shots is not None:
                             await self.outline(session, action.finding, observation, before)
+                    elif (stopped := guard.before(action, observation)) is not None:
+                        self.halt(task, turn, action, stopped, guard, outcome)
+                        break
                     else:
                         previous = observation
                         try:
@@ -299,8 +317,30 @@ class Runner:
             outcome.usage.add(provisioned.usage)  # templates ResourceCoder wrote for this procedure
         return outcome
 
+    def guard(self, task: Task, provisioned: Provisioned | None, endpoint: ConsoleEndpoint) -> Guard:
+        """The procedure's safety rules (:mod:`docverify.execute.guard`): a dry run's stop
+        before the first change; the console's protection of what the run did not create,
+        which owns what provisioning made for the procedure and the names it suffixes."""
+        setting = f"console.{self.console}.protect_unowned" if self.console else "protect_unowned"
+        return Guard(task.procedure, dry_run=self.limits.dry_run, protect=endpoint.protect_unowned,
+                     owned=owned_outputs(provisioned.outputs) if provisioned is not None else (),
+                     suffix=task.context.get("suffix", ""), setting=setting)
+
+    def halt(self, task: Task, turn: Turn, action: Action, stopped: Stopped, guard: Guard, outcome: Outcome) -> None:
+        """End the procedure before ``action``: a turn that says so, in place of the action."""
+        outcome.stopped = stopped
+        if stopped.by == "protection":
+            outcome.refusal = guard.refusal(stopped, task.procedure.path)
+            turn.description = f"refused {stopped.action}: {stopped.effect}, on {stopped.resource}"
+        else:
+            turn.description = f"dry run: stopped before {stopped.action} ({stopped.effect})"
+        turn.action = {"kind": "stop", "by": stopped.by, "action": action.to_dict()}
+        outcome.turns.append(turn)
+        for reporter in self.stages.reporters:
+            reporter.turn(task, turn)
+
     async def unblock(self, session: Session, task: Task, endpoint: ConsoleEndpoint, episode: Any, blocked: Action,
-                      observation: Observation, outcome: Outcome) -> Observation | None:
+                      observation: Observation, outcome: Outcome, guard: Guard | None = None) -> Observation | None:
         """The policy is blocked (a list it must act on is empty…): a provisioner that
         provisions on demand (``on_blocked``, e.g. ResourceCoder) may create what is
         missing; then the report goes into the policy's context, the page is loaded
@@ -317,7 +357,10 @@ class Runner:
             return None
         if getattr(report, "usage", None) is not None:
             episode.usage.add(report.usage)  # deciding what to create goes on the procedure's bill
-        task.context.update({k: str(v) for k, v in getattr(report, "context", {}).items()})
+        made = {k: str(v) for k, v in getattr(report, "context", {}).items()}
+        task.context.update(made)
+        if guard is not None:  # made for this procedure: the run owns it
+            guard.own(made.values())
         text = getattr(report, "text", None) or str(report)
         episode.provisioned(text)
         if not episode.resume():
@@ -407,22 +450,62 @@ class Runner:
     def result(self, task: Task, outcome: Outcome, check: CheckResult | None, started: float) -> ProcedureResult:
         goal = check.goal_reached if check else None
         unready = outcome.done.message if outcome.done is not None and outcome.done.environment else None
-        unready = outcome.environment or self.lead_in_failed(task, outcome) or unready
+        browsing = self.limits.dry_run and outcome.environment is None
+        if browsing and (outcome.stopped is not None or unready):
+            # where a dry run stops, and a resource its steps act on that it did not provision, its reason says
+            unready = None
+        else:
+            unready = self.lead_in_failed(task, outcome) or unready
+        unready = outcome.environment or outcome.refusal or unready
         if task.procedure.lead_in:  # the parts run first are judged in their own results
             outcome.findings = [f for f in outcome.findings if not is_lead_step(f.step)]
         verdict = decide(outcome.findings, goal_reached=goal, environment_error=unready)
         if outcome.budget and verdict is not Verdict.DRIFT:
             verdict = Verdict.INCONCLUSIVE
-        reason = unready if verdict is Verdict.ENV_ERROR and unready else self.reason(verdict, outcome, check)
+        steps = self.step_outcomes(task, outcome)
+        if verdict is Verdict.ENV_ERROR and unready:
+            reason = unready
+        elif browsing and verdict is Verdict.INCONCLUSIVE:
+            reason = self.dry_run_reason(task, outcome, steps)
+        else:
+            reason = self.reason(verdict, outcome, check)
         result = ProcedureResult(
             id=task.id, title=task.procedure.title, path=task.procedure.path, line=task.procedure.line,
             verdict=verdict, reason=reason, findings=outcome.findings,
-            steps=self.step_outcomes(task, outcome), turns=outcome.turns, check=check, goal_reached=goal,
+            steps=steps, turns=outcome.turns, check=check, goal_reached=goal,
             started_at=datetime.fromtimestamp(started, timezone.utc).isoformat(timespec="seconds"),
             browser_s=outcome.browser_s, context=dict(task.context),
             criteria=[c.to_dict() for c in task.criteria], env_error=unready, usage=outcome.usage,
+            dry_run=True if self.limits.dry_run else None, stopped=outcome.stopped,
         )
         return result
+
+    @staticmethod
+    def dry_run_reason(task: Task, outcome: Outcome, steps: Sequence[StepOutcome]) -> str:
+        """Why a dry run without drift is INCONCLUSIVE: where it stopped and what it
+        followed before ("dry run: stopped before step 4 (click button 'OK': ...); steps 1-3
+        followed as written"), or why it ended before any change."""
+        statuses = [(step.number, step.status.value) for step in steps]
+        stopped = outcome.stopped
+        if stopped is not None:
+            where = f" at {task.procedure.path}:{stopped.line}" if stopped.line else ""
+            before = f"step {stopped.step}{where} " if stopped.step else ""
+            head = f"dry run: stopped before {before}({stopped.action}: {stopped.effect})"
+            if stopped.step and is_lead_step(stopped.step):  # in a part of the doc run first
+                part = task.procedure.lead_in[min(lead_part(stopped.step) or 1, len(task.procedure.lead_in)) - 1]
+                return as_written(f"{head} in the part it goes on from, '{part}'; its own steps were not reached")
+            return f"{head}; {followed_before(statuses, stopped.step)}"
+        if outcome.budget:
+            return f"dry run: {outcome.budget}"
+        done = outcome.done
+        if done is not None and done.status == "success":
+            return ("dry run: every step followed as written, and none changes the console's state (a dry run "
+                    "checks no audit log)")
+        ended = next((number for number, status in statuses if status == StepStatus.NOT_REACHED.value), None)
+        why = done.message if done is not None and done.message else "the policy stopped"
+        if done is not None and done.environment:
+            why += " (a dry run provisions nothing: what `requires:` declares is not made)"
+        return as_written(f"dry run: {why}; {followed_before(statuses, ended)}")
 
     @staticmethod
     def lead_in_failed(task: Task, outcome: Outcome) -> str | None:
@@ -468,7 +551,7 @@ class Runner:
         by_step: dict[str, list[Finding]] = {}
         for finding in outcome.findings:
             by_step.setdefault(finding.step, []).append(finding)
-        acted = {turn.step for turn in outcome.turns}
+        acted = {turn.step for turn in outcome.turns if turn.action.get("kind") != "stop"}  # a stop took nothing
         steps = []
         for step in task.procedure.all_steps():
             if task.procedure.lead_in and is_lead_step(step.number):

@@ -22,7 +22,11 @@ the configured site (``international``: alibabacloud.com, ``china``: aliyun.com)
   (:mod:`docverify_terraform.cost_guard`); what a run left is found by those tags
   (:meth:`AliyunConsole.leftovers`, ``docverify cleanup --console aliyun``);
 - **AccessKey rotation**: ``docverify accounts rotate`` through RAM at
-  :attr:`AliyunConsole.ram_endpoint` (:mod:`docverify.lease.rotation`).
+  :attr:`AliyunConsole.ram_endpoint` (:mod:`docverify.lease.rotation`);
+- **safety**: ``protect_unowned`` (on by default) refuses a destructive action on a
+  resource the procedure did not have provisioned nor made itself, and
+  ``check --dry-run=browse`` signs in and follows the steps up to the first action that
+  changes state (:mod:`docverify.execute.guard`).
 """
 
 from __future__ import annotations
@@ -119,6 +123,11 @@ class AliyunConsole(Console):
             4, ge=1, le=20, description="docverify cleanup --console aliyun: rounds of deletions (what depends on "
                                         "something still being released is tried again the next round)")
         cleanup_pause_s: float = Field(20, ge=0, le=600, description="the pause between two rounds of deletions")
+        protect_unowned: bool = Field(
+            True, description="refuse a destructive action (delete, release, stop, unbind, disable, ...) on a "
+                              "resource the procedure neither had provisioned (requires:) nor made in its earlier "
+                              "steps: docverify never releases what it did not create; false lets a doc act on the "
+                              "account's own resources")
 
     @contextmanager
     def start(self) -> Iterator[ConsoleEndpoint]:
@@ -161,6 +170,7 @@ class AliyunConsole(Console):
             login=AliyunLogin(signin, "", "", home=home, site=site.name, console_domain=site.domain,
                               sessions=sessions),
             links=links,
+            protect_unowned=opts.protect_unowned,
             extra={
                 "aliyun_site": site.name,
                 "signin_url": signin,

@@ -255,6 +255,9 @@ def counts_line(summary: RunSummary) -> Text:
         line.append(" — interrupted", style="bold yellow")
     if summary.stopped:
         line.append(f" — {summary.stopped}", style="bold yellow")
+    if summary.dry_run:
+        line.append(" — dry run: stopped before the first change of state, nothing provisioned, no audit log checked",
+                    style="bold yellow")
     if summary.merged is not None and not summary.merged.complete:
         line.append(f" — {summary.merged.describe()}", style="bold yellow")
     usage = summary.usage().describe()

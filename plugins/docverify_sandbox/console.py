@@ -41,12 +41,16 @@ class SandboxConsole(Console):
         url: str | None = Field(
             None, pattern=r"^https?://[^/\s]+/?$",
             description="use a sandbox already running there (docverify sandbox serve) instead of starting one")
+        protect_unowned: bool = Field(
+            False, description="refuse a destructive action (delete, release, stop, unbind, disable, ...) on a "
+                               "resource the procedure neither had provisioned nor made in its earlier steps, as "
+                               "on the real console (off here: the benchmark's tasks delete seeded resources)")
 
     @contextmanager
     def start(self) -> Iterator[ConsoleEndpoint]:
         opts = self.options
         if opts.url:  # served elsewhere: connect, start nothing
-            yield self.endpoint(opts.url.rstrip("/"), opts.release)
+            yield self.endpoint(opts.url.rstrip("/"), opts.release, protect_unowned=opts.protect_unowned)
             return
         from docverify_sandbox.server import build_app, running
 
@@ -54,7 +58,7 @@ class SandboxConsole(Console):
         with running(app, opts.port) as url:
             self._sandbox = app.state.sandbox if opts.accounts == "per-task" else None
             try:
-                yield self.endpoint(url, app.state.sandbox.catalog.release.name)
+                yield self.endpoint(url, app.state.sandbox.catalog.release.name, protect_unowned=opts.protect_unowned)
             finally:
                 self._sandbox = None
 
@@ -70,7 +74,7 @@ class SandboxConsole(Console):
             return
         acct = sandbox.store.new_account(sandbox.seeder)
         try:
-            yield self.endpoint(endpoint.url, endpoint.release, acct)
+            yield self.endpoint(endpoint.url, endpoint.release, acct, protect_unowned=endpoint.protect_unowned)
         finally:
             sandbox.store.remove_account(acct.account_id)
 
@@ -97,8 +101,10 @@ class SandboxConsole(Console):
         return SandboxAccessKeys(url, key_id, secret)
 
     @staticmethod
-    def endpoint(url: str, release: str | None, acct: DefaultAccount = DEFAULT_ACCOUNTS[0]) -> ConsoleEndpoint:
-        """The console at ``url`` as ``acct``'s administrator (``alice``) uses it."""
+    def endpoint(url: str, release: str | None, acct: DefaultAccount = DEFAULT_ACCOUNTS[0], *,
+                 protect_unowned: bool = False) -> ConsoleEndpoint:
+        """The console at ``url`` as ``acct``'s administrator (``alice``) uses it;
+        ``protect_unowned``: the option of that name."""
         host = url.split("://", 1)[1]
         # sandbox-only values, but secrets all the same: no report or prompt shows them
         register_secret(acct.admin_password, acct.admin_access_key_secret, acct.access_key_secret, acct.root_password)
@@ -106,7 +112,7 @@ class SandboxConsole(Console):
             url=url, api_url=url + "/", audit_url=host, origins=(url,),
             release=release, default_region="cn-hangzhou",
             home=url + "/console",
-            links=console_links(url),
+            links=console_links(url), protect_unowned=protect_unowned,
             login=LoginForm(url + "/signin", f"{acct.admin_user}@{acct.alias}.onaliyun.com", acct.admin_password,
                             form_fields=("user_name", "password")),
             extra={

@@ -119,6 +119,7 @@ class LogonSite:
         self.signin_tokens: dict[str, tuple[str, float]] = {}  #: token -> (role session, issued)
         self.captcha = False  #: risk control: the logon page shows the slider
         self.logons = 0  #: successful logons (password or federated)
+        self.pages: dict[str, str] = {}  #: product -> HTML its console pages show besides their heading
         self.app = Starlette(routes=[
             Route("/signin/login.htm", self.logon_name, methods=["GET", "POST"]),
             Route("/signin/password.htm", self.password, methods=["POST"]),
@@ -230,7 +231,7 @@ class LogonSite:
         product, rest = request.path_params["product"], request.path_params.get("rest", "")
         return page(f"{product.upper()} console",
                     f"<h1>{html.escape(product.upper())} console</h1><p>Page: /{html.escape(rest)}</p>"
-                    f"<p>Signed in as {html.escape(who)}</p>", self.lang)
+                    f"<p>Signed in as {html.escape(who)}</p>{self.pages.get(product, '')}", self.lang)
 
     # -- the STS sign-in API (help.aliyun.com/document_detail/91913, 91914) --------------
 

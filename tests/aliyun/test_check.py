@@ -30,10 +30,10 @@ DOC = """\
 """
 
 
-def check(tmp_path: Path, site, trail, chromium, *options: str) -> dict:
+def check(tmp_path: Path, site, trail, chromium, *options: str, doc: str = DOC) -> dict:
     docs = tmp_path / "docs"
     docs.mkdir(exist_ok=True)
-    (docs / "ram.md").write_text(textwrap.dedent(DOC), encoding="utf-8")
+    (docs / "ram.md").write_text(textwrap.dedent(doc), encoding="utf-8")
     output = tmp_path / "out"
     args = ["check", str(docs), "--console", "aliyun", "--no-store", "--report", "json", "--output", str(output),
             "--browser-path", str(chromium.path),
@@ -74,3 +74,65 @@ def test_an_event_the_log_never_delivers_leaves_the_doc_inconclusive(tmp_path, s
     assert report["exit_code"] == 3
     assert "it may not have arrived yet" in result["reason"] or "it may not have arrived yet" in \
         result["check"]["reason"]
+
+
+# -- safety: a dry run, and the protection of what docverify did not create ----------------
+
+CREATE_GROUP = """\
+    # Create a RAM user group
+
+    <!-- docverify:
+    id: ram-group
+    expect:
+      - {event: CreateGroup, service: Ram}
+    -->
+
+    1. Log on to the [RAM console](https://ram.console.aliyun.com/).
+    2. Click **Create Group**.
+    3. Enter `ops-<suffix>` in the **Group Name** field.
+    4. Click **OK**.
+"""
+STOP_INSTANCE = """\
+    # Stop an instance
+
+    <!-- docverify:
+    id: ecs-stop
+    expect:
+      - {event: StopInstance, service: Ecs}
+    -->
+
+    1. Log on to the [ECS console](https://ecs.console.aliyun.com/).
+    2. Find the instance and click **Stop** in the **Actions** column.
+"""
+INSTANCES = ('<table aria-label="Instances"><thead><tr><th>Instance ID/Name</th><th>Status</th><th>Actions</th></tr>'
+             '</thead><tbody><tr><td><a href="#i">i-bp1theirs00000000001</a> web-01</td><td>Running</td>'
+             '<td><button type="button">Stop</button></td></tr></tbody></table>')
+
+
+def test_a_dry_run_signs_in_follows_and_stops_before_the_first_change(tmp_path, site, trail, chromium):
+    site.pages["ram"] = ('<button type="button">Create Group</button>'
+                         '<label>Group Name <input name="GroupName"></label><button type="button">OK</button>')
+    report = check(tmp_path, site, trail, chromium, "--dry-run=browse", doc=CREATE_GROUP)
+    [result] = report["results"]
+    assert result["verdict"] == "INCONCLUSIVE" and report["dry_run"] is True, report["output"]
+    assert result["reason"].startswith("dry run: stopped before step 4 at ")
+    assert result["reason"].endswith(":12 (click button 'OK': submits the page's form); steps 1-3 followed as written")
+    assert report["exit_code"] == 3
+    assert site.logons == 1 and trail.calls == 0  # signed in; no audit log read
+
+
+def test_on_the_real_console_the_protection_is_on_by_default(tmp_path, site, trail, chromium):
+    site.pages["ecs"] = INSTANCES
+    report = check(tmp_path, site, trail, chromium, doc=STOP_INSTANCE)
+    [result] = report["results"]
+    assert result["verdict"] == "ENV_ERROR", report["output"]
+    assert result["reason"].startswith("refused at step 2 ("), result["reason"]
+    assert "i-bp1theirs00000000001 · web-01" in result["reason"], result["reason"]
+    assert "[console.aliyun] protect_unowned = false (-O console.aliyun.protect_unowned=false)" in result["reason"]
+    assert result["stopped"]["by"] == "protection" and trail.calls == 0
+    # turned off, the Stop is clicked (and the audit log asked)
+    off = check(tmp_path, site, trail, chromium, "-O", "console.aliyun.protect_unowned=false",
+                "-O", "console.aliyun.audit_deadline_s=0", doc=STOP_INSTANCE)
+    [result] = off["results"]
+    assert "stopped" not in result and any(t["description"] == "click button 'Stop'" for t in result["turns"])
+    assert trail.calls >= 1

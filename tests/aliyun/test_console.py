@@ -76,6 +76,20 @@ def test_the_endpoint_as_the_later_stages_see_it():
                    for o in endpoint.origins)
 
 
+def test_the_protection_of_what_docverify_did_not_create_is_on_and_can_be_turned_off(tmp_path):
+    assert endpoint_of(AliyunConsole(), own_env()).protect_unowned is True
+    assert endpoint_of(AliyunConsole(AliyunConsole.Options(protect_unowned=False)), own_env()).protect_unowned is False
+    (tmp_path / "docverify.toml").write_text("[console.aliyun]\nprotect_unowned = false\n", encoding="utf-8")
+    assert load_config(cwd=tmp_path, environ={}).plugin_options("console", "aliyun",
+                                                                 AliyunConsole).protect_unowned is False
+    # the sandbox: off by default (its benchmark deletes seeded resources), on when asked
+    from docverify_sandbox.console import SandboxConsole
+
+    assert SandboxConsole.Options().protect_unowned is False
+    on = load_config(cwd=tmp_path, environ={"DOCVERIFY_CONSOLE__SANDBOX__PROTECT_UNOWNED": "true"})
+    assert on.plugin_options("console", "sandbox", SandboxConsole).protect_unowned is True
+
+
 def test_the_wildcard_origin_is_a_whole_host_label():
     pattern = re.compile("^(?:" + _origin_pattern("https://*.alicdn.com") + ")(?:[/?#]|$)")
     assert pattern.match("https://g.alicdn.com/a.js") and pattern.match("https://a.b.alicdn.com")
