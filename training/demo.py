@@ -104,7 +104,7 @@ class Demo:
             data = self.sft_data()
             output = self.out / "sft"
             self.docverify("train", "sft", "--model", "smollm2", "--data", str(data), "--output", str(output),
-                           "-S", "num_train_epochs=1", "-S", "save_strategy=steps", "-S", "save_steps=25",
+                           "-S", "num_train_epochs=1", "-S", "save_strategy=steps", "-S", "save_steps=5",
                            *(["--resume"] if any(output.glob("checkpoint-*")) else []))
         self.evaluate("sft", model)
 
