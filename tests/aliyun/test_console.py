@@ -192,6 +192,31 @@ def test_the_policy_documents_the_messages_point_to():
     assert trust["Statement"][0]["Action"] == "sts:AssumeRole"
 
 
+def test_the_paid_products_policy_covers_every_paid_type_the_templates_make():
+    """docs/aliyun-ram-policy-paid.json: one statement per ``paid: true`` type of the alicloud
+    templates (its Sid), with an action that makes it, one that removes it and one that
+    tags it (the templates tag what they make), limited to the account and the region."""
+    import json
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    types = yaml.safe_load((root / "terraform_templates" / "alicloud" / "types.yaml").read_text(encoding="utf-8"))
+    paid = {name for name, spec in types.items() if isinstance(spec, dict) and spec.get("paid")}
+    policy = json.loads((root / "docs" / "aliyun-ram-policy-paid.json").read_text(encoding="utf-8"))
+    assert policy["Version"] == "1"
+    statements = {statement["Sid"]: statement for statement in policy["Statement"]}
+    assert paid <= set(statements), paid - set(statements)
+    for name in paid:
+        actions = [action.split(":", 1)[1] for action in statements[name]["Action"]]
+        assert any(a.startswith(("Create", "Run", "Allocate")) for a in actions), name
+        assert any(a.startswith(("Delete", "Release", "ScheduleKeyDeletion")) for a in actions), name
+        assert any(a.startswith(("TagResource", "TagResources")) for a in actions), name
+    for statement in policy["Statement"]:
+        assert statement["Effect"] == "Allow"
+        assert all(re.fullmatch(r"acs:[a-z]+:cn-hangzhou:<ACCOUNT_ID>:\*", r) for r in statement["Resource"]), statement
+
+
 @pytest.mark.parametrize("url, signed_in", [
     ("https://home.console.aliyun.com/", True),
     ("https://homenew.console.aliyun.com/home/dashboard", True),
