@@ -39,7 +39,9 @@ import logging
 import math
 import os
 import re
+import shutil
 import socket
+import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -75,6 +77,8 @@ SETTLE_S = 300.0
 CLOSE_S = 60.0
 #: seconds reclaiming a dead worker's provisioning may take
 RECLAIM_S = 600.0
+#: where a local Ray's folder goes (Ray's own default parent: its socket paths must stay short)
+SHORT_TMP = "/tmp" if os.path.isdir("/tmp") else None
 
 
 class RayBackend(Backend):
@@ -92,6 +96,9 @@ class RayBackend(Backend):
         cpus_per_worker: float = Field(1.0, gt=0, le=64, description="CPUs each worker reserves on the cluster")
         start_timeout_s: float = Field(
             300.0, gt=0, description="seconds a worker may take to be placed and to start its console and browser")
+
+    #: the folder of the local Ray this run started (its logs and sockets), removed after it
+    temp_dir: str | None = None
 
     def address(self) -> str | None:
         """The cluster to join: the option, else RAY_ADDRESS; None: start a local Ray."""
@@ -133,9 +140,20 @@ class RayBackend(Backend):
                 tick = time.perf_counter()
                 if joined:
                     ray.shutdown()  # a local Ray this command started stops: its workers, their browsers
+                    self.remove_temp_dir()
                 work.timings["close_s"] = work.timings.get("close_s", 0.0) + time.perf_counter() - tick
         finally:
             restore()
+
+    def remove_temp_dir(self) -> None:
+        """The local Ray's folder (its logs), once it stopped; kept, and said, with DOCVERIFY_DEBUG."""
+        folder, self.temp_dir = self.temp_dir, None
+        if folder is None:
+            return
+        if os.environ.get("DOCVERIFY_DEBUG"):
+            log.warning("the local Ray's logs: %s", folder)
+            return
+        shutil.rmtree(folder, ignore_errors=True)
 
     def join(self, ray: Any, workers: int) -> bool:
         """Start a local Ray for ``workers`` workers, or join the configured cluster;
@@ -147,8 +165,11 @@ class RayBackend(Backend):
         quiet = {"logging_level": logging.DEBUG if debug else logging.ERROR, "log_to_driver": debug}
         try:
             if address is None:
+                # its sessions' logs and sockets in a folder of the run's, removed with it (DOCVERIFY_DEBUG:
+                # kept); in /tmp as Ray's own: its socket paths must stay short (AF_UNIX: 107 bytes)
+                self.temp_dir = tempfile.mkdtemp(prefix=f"docverify-ray-{os.getpid()}-", dir=SHORT_TMP)
                 ray.init(address="local", num_cpus=max(1, math.ceil(workers * self.options.cpus_per_worker)),
-                         include_dashboard=False, **quiet)
+                         include_dashboard=False, _temp_dir=self.temp_dir, **quiet)
             else:
                 ray.init(address=address, **quiet)
         except Exception as error:  # Ray's own: ConnectionError, RuntimeError, TimeoutError, ...

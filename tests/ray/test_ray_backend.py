@@ -270,9 +270,10 @@ def test_ctrl_c_stops_the_workers_and_the_ray_the_command_started(chromium, tmp_
               "docs/ram.md")
     command = [sys.executable, "-m", "docverify", "check", "docs", "--backend", "ray", "--ray-workers", "2",
                "--browser-path", str(chromium.path), "-O", f"console.sandbox.release={RELEASE}"]
-    process = subprocess.Popen(command, cwd=tmp_path, env=environment(mark), stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True, start_new_session=True,
+    process = subprocess.Popen(command, cwd=tmp_path, env=environment(mark),
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    ray_folders = f"docverify-ray-{process.pid}-*"  # where the command's local Ray keeps its logs and sockets
     lines, said = read_lines(process.stdout), []
     try:
         deadline = time.monotonic() + 300
@@ -284,12 +285,15 @@ def test_ctrl_c_stops_the_workers_and_the_ray_the_command_started(chromium, tmp_
         assert any(line.startswith("PASS") for line in said), "".join(said)
         running = {name for _, name in marked(mark)}
         assert {"raylet", "gcs_server"} <= running and any(n.startswith(BROWSER_PROGRAMS) for n in running), running
+        [ray_folder] = Path("/tmp").glob(ray_folders)
+        assert list(ray_folder.glob("session_*/logs"))  # Ray writes there, not in /tmp/ray
         os.killpg(process.pid, signal.SIGINT)  # a terminal's Ctrl-C: the whole foreground process group
         assert process.wait(120) == 130
         deadline = time.monotonic() + 20  # Ray's processes end a moment after its driver
         while marked(mark) and time.monotonic() < deadline:
             time.sleep(0.5)
         assert marked(mark) == []
+        assert not list(Path("/tmp").glob(ray_folders))  # removed with the Ray it held
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
