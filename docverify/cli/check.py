@@ -283,7 +283,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
                 _finish_reports(reporters, run.summary(tasks, interrupted=True), None)
             raise
     _finish_reports(reporters, summary, output)
-    code = exit_code([r.verdict for r in summary.results], fail_on_names)
+    code = exit_code(summary.verdicts_counted(), fail_on_names)
     if code == ExitCode.OK and any(p.severity is Severity.ERROR for p in problems):
         return ExitCode.USAGE
     return code

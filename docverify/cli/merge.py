@@ -112,7 +112,7 @@ def merge(ctx: click.Context, folders: tuple[Path, ...], output: Path | None, re
         store_merged(default_store_path(Path.cwd()), summary)
     for line in missing_lines(merged):
         click.secho(line, fg="yellow", err=True)
-    code = exit_code([result.verdict for result in summary.results], fail_on_names)
+    code = exit_code(summary.verdicts_counted(), fail_on_names)
     if not info.complete:
         if allow_missing:
             click.echo("--allow-missing: the missing results do not fail the merge", err=True)

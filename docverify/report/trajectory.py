@@ -193,6 +193,13 @@ class RunSummary(Record):
     dry_run: bool | None = optional()  #: True: a dry run (``check --dry-run=browse``): nothing that changes state was done
     results: list[ProcedureResult] = field(default_factory=list)
 
+    def verdicts_counted(self) -> list[Verdict]:
+        """The results' verdicts as the exit code counts them: a dry run that stopped before
+        its first change with nothing wrong on the way (INCONCLUSIVE, as it verified no goal)
+        did what it was asked, and counts as a pass."""
+        return [Verdict.PASS if result.verdict is Verdict.INCONCLUSIVE and result.stopped is not None
+                and result.stopped.by == "dry_run" else result.verdict for result in self.results]
+
     def counts(self) -> dict[str, int]:
         counts = {verdict.value: 0 for verdict in Verdict}
         for result in self.results:

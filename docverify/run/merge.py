@@ -175,6 +175,7 @@ def merge(runs: Sequence[ShardRun], *, force: bool = False, output: Path | None 
         output_dir=str(output) if output is not None else None,
         changed_since=next((run.summary.changed_since for run in runs if run.summary.changed_since), None),
         stopped="; ".join(stopped) or None, merged=info, results=ordered,
+        dry_run=True if any(run.summary.dry_run for run in runs) else None,
     )
     return Merged(summary, list(runs), warnings)
 
@@ -214,6 +215,10 @@ def mismatches(runs: Sequence[ShardRun]) -> list[str]:
         if run.summary.policy != first.summary.policy:
             problems.append(f"{where} with the policy {run.summary.policy}, {first.name} with "
                             f"{first.summary.policy}")
+        if bool(run.summary.dry_run) != bool(first.summary.dry_run):
+            dry = "a dry run (--dry-run=browse)"
+            problems.append(f"{where} {dry if run.summary.dry_run else 'not ' + dry}, {first.name} "
+                            f"{dry if first.summary.dry_run else 'not ' + dry}")
     return problems
 
 

@@ -352,3 +352,14 @@ def test_shards_with_nothing_changed_write_empty_parts_that_merge(docs):
     # unsharded, nothing changed is still nothing written
     plain = check("docs", "--changed-since", "HEAD", "--report", "json", "--output", "plain", "--no-store")
     assert plain.exit_code == ExitCode.OK and not Path("plain").exists()
+
+
+def test_dry_run_shards_merge_into_a_dry_run_and_do_not_mix_with_a_real_one(docs):
+    dry = run_shards(2, "--no-store", "--dry-run=browse", prefix="dry")  # INCONCLUSIVE stops: exit 0
+    merged = invoke("merge", *map(str, dry), "--no-store", "-o", "merged-dry")
+    assert merged.exit_code == ExitCode.OK, merged.output  # INCONCLUSIVE: stopped before the first change
+    assert results(Path("merged-dry"))["dry_run"] is True
+    real = run_shards(2, "--no-store", prefix="real")
+    mixed = invoke("merge", str(dry[0]), str(real[1]), "--no-store")
+    assert mixed.exit_code == ExitCode.USAGE, mixed.output
+    assert "not a dry run (--dry-run=browse)" in mixed.output
