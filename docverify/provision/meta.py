@@ -799,6 +799,17 @@ def _step(step: Step, product: str | None, collector: _Collector) -> None:
             collector.need(meta_type, Evidence(row.line, "field", f"{row.name}" + (f" = {row.value}" if row.value else "")))
 
 
+#: Words right before a resource that say it must NOT exist ("contains no instances and no
+#: ENIs", "is not associated with any EIP", "without a vSwitch", "没有实例"): a prerequisite
+#: that asks for its absence provisions nothing.
+_NEGATED_BEFORE = re.compile(
+    r"(?:\b(?:no|without|zero|neither|nor)\s+(?:[\w-]+\s+){0,3}(?:\(\s*)?"
+    r"|\bnot\s+(?:[\w-]+\s+){0,3}?(?:any|an?)\s+(?:[\w()-]+\s+){0,2}"
+    r"|(?:没有|不含|不包含|无)\S{0,4})$",
+    re.IGNORECASE,
+)
+
+
 def _prerequisites(procedure: Procedure, product: str | None, collector: _Collector) -> None:
     from docverify.parse.prerequisites import looks_like_prerequisite
 
@@ -816,6 +827,8 @@ def _prerequisites(procedure: Procedure, product: str | None, collector: _Collec
                 continue  # "The instance type, region ... are known": knowledge, not resources
             clause = _CONDITION_AFTER.sub("", _PURPOSE.sub("", sentence, count=1))
             for mention in mentions(clause, product):
+                if _NEGATED_BEFORE.search(clause[:mention.start]):
+                    continue  # "contains no instances", "is not associated with any EIP": must not exist
                 collector.need(mention.type, Evidence(line, "prerequisite", _snippet(sentence)))
 
 

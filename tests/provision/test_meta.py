@@ -232,6 +232,30 @@ def test_prerequisite_sentence_and_acted_on_object(tmp_path):
     assert [e.kind for e in eip.evidence] == ["step", "criteria"] and eip.evidence[0].line == 10
 
 
+@pytest.mark.parametrize("sentence, needed, absent", [
+    ("The security group contains no instances and no elastic network interfaces (ENIs).",
+     {"security_group"}, {"ecs_instance", "network_interface"}),
+    ("An EIP is created and is not associated with any ECS instance.", {"eip"}, {"ecs_instance"}),
+    ("A VPC without a vSwitch is created.", {"vpc"}, {"vswitch"}),
+    ("An ECS instance and an EIP are created.", {"ecs_instance", "eip"}, set()),
+])
+def test_a_prerequisite_that_asks_for_an_absence_provisions_nothing_for_it(tmp_path, sentence, needed, absent):
+    text = f"""
+        # Look at it
+
+        ## Prerequisites
+
+        {sentence}
+
+        ## Procedure
+
+        1. Log on to the ECS console.
+        2. Click **Refresh**.
+        """
+    types = set(_types(analyze(_procedure(tmp_path, text))))
+    assert needed <= types and not absent & types, types
+
+
 def test_what_the_procedure_creates_is_not_required(tmp_path):
     text = """
         # Create a VPC

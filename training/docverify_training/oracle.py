@@ -19,9 +19,16 @@ It follows the task's own doc with a following policy (``literal`` by default), 
   is taken again once each child is deleted from the parent's tab that lists them;
 - what the doc's prerequisites say holds by the time a step acts on a list's row is
   made to hold where the page shows it does not, through the catalog: a relation a
-  row action's ``link:`` makes (an EIP associated with the NAT gateway) and a child
-  resource the prerequisite describes by its attributes (an inbound rule on a port
-  range from a CIDR block), created with its create form (:meth:`Delegate.before_step`).
+  row action makes (an EIP associated with the NAT gateway: its ``link:``; an ENI bound
+  to an instance: a reference its update sets), a child resource the prerequisite
+  describes by its attributes (an inbound rule on a port range from a CIDR block),
+  created with its create form, the status it names (an instance Stopped before it is
+  released: the transitions, with the form's options it names), and no resource left
+  that keeps a delete from being taken (a VPC's vSwitches, the ENIs in a security
+  group: the delete operation's dependents, deleted from their own list)
+  (:meth:`Delegate.before_step`). The row such a step acts on is the one its noun or,
+  where the parser gives none, its control and words name ("Find the ENI `x` and click
+  **Unbind**").
 
 Each of its actions says ``by="oracle"``; every action of the episode gets a short,
 true Thought (what the doc says, what the page shows, why this action), so recorded
@@ -35,7 +42,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import deque
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -46,12 +53,12 @@ from docverify.check.verdict import FindingKind
 from docverify.errors import ConfigError
 from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.execute.follow import Delegate, Delegating, DelegatingOptions, Follower, Stuck
-from docverify.execute.locate import Element, locate, normalize, within
+from docverify.execute.locate import Element, children, locate, normalize, within
 from docverify.execute.policy import Episode, Policy
 from docverify.parse.model import Action as DocAction
 from docverify.parse.model import Intent, Step
 from docverify.task import Task
-from docverify_literal.rows import CONTEXT_KEY, data_rows
+from docverify_literal.rows import CONTEXT_KEY, ID_LIKE, data_rows, resource_link, row_text
 from docverify_reports.problems import one_line
 from docverify_training.record import thought_for
 
@@ -67,6 +74,10 @@ SANDBOX_TITLE = re.compile(r"Sandbox Console|沙箱控制台", re.IGNORECASE)
 CONFIRMS = ("OK", "Confirm", "确定")
 #: How many children the oracle deletes before a refused delete, at most.
 MAX_CHILDREN = 20
+#: Past participles a doc says a relation with that a row action's verb does not spell ("bound" for "Bind").
+IRREGULAR = {"bind": ("bound",)}
+#: A resource's name as a doc gives it: hyphenated, with the run's placeholder or a number ("legacy-web-<suffix>").
+NAME = re.compile(r"^[A-Za-z0-9][\w.]*(?:-[\w.<>]+)+$")
 
 
 class OracleOptions(DelegatingOptions):
@@ -123,7 +134,10 @@ class RowAction:
     form_fields: tuple[str, ...] = ()  #: the fields its form dialog holds
     noun: str = ""  #: what the resource is called ("instance")
     placement: str = "row"  #: "row" (a list row's control) or "detail" (on the resource's own page)
-    links: tuple[str, ...] = ()  #: the form's fields that bind another resource to this one (the op's ``link:``)
+    #: the form's fields that bind another resource to this one: the op's ``link:`` (recorded on
+    #: the other one too), or a reference the op sets while it changes the status (an EIP's instance)
+    links: tuple[str, ...] = ()
+    after: str | None = None  #: the status key an update leaves the resource in (a bind: "InUse"); None for none
 
 
 class ReleaseKnowledge:
@@ -187,9 +201,19 @@ class ReleaseKnowledge:
                     out.append(RowAction(pkey, rkey, action["label"], tuple(action.get("menu") or ()),
                                          tuple(action.get("when") or ()), to, dialog, dict(res.get("statuses") or {}),
                                          action.get("op", ""), tuple(fields), res.get("singular", rkey).lower(),
-                                         action.get("placement", "row"),
-                                         tuple(f for f in (op.get("link") or {}) if f in fields)))
+                                         action.get("placement", "row"), self.bound_by(res, op, fields),
+                                         op.get("to") if op.get("kind") == "update" else None))
         return out
+
+    @staticmethod
+    def bound_by(res: dict[str, Any], op: dict[str, Any], fields: Iterable[str]) -> tuple[str, ...]:
+        """The fields of a row action's form that bind another resource to the row's: those
+        of the op's ``link:``, and the references an update sets while it changes the
+        status ("Bind to Instance": an ENI's instance, the ENI In Use)."""
+        linked = [f for f in (op.get("link") or {}) if f in fields]
+        own = [f for f in fields if op.get("kind") == "update" and op.get("to") and f in op.get("params", ())
+               and (res.get("fields", {}).get(f) or {}).get("type") == "ref"]
+        return tuple(dict.fromkeys([*linked, *own]))
 
     def guards(self) -> list[tuple[RowAction, RowAction, str]]:
         """(the row action a protection switch refuses, the row action whose dialog
@@ -278,19 +302,86 @@ class ReleaseKnowledge:
         return sorted(found, key=lambda a: not wanted or wanted not in (normalize(a.product),
                                                                        normalize(self.catalog.products[a.product]["title"])))
 
-    def transitions(self, target: RowAction, start: str) -> list[RowAction] | None:
-        """The shortest chain of the resource's transitions from ``start`` to a status ``target`` is offered in."""
+    def transitions(self, target: RowAction, start: str, goal: Iterable[str] = ()) -> list[RowAction] | None:
+        """The shortest chain of the resource's transitions from ``start`` to a status
+        ``target`` is offered in (or to one of ``goal``, when given)."""
+        goal = tuple(goal) or target.when
         moves = [a for a in self.row_actions if (a.product, a.resource) == (target.product, target.resource) and a.to]
         queue, seen = deque([(start, [])]), {start}
         while queue:
             status, chain = queue.popleft()
-            if status in target.when:
+            if status in goal:
                 return chain
             for move in moves:
                 if (not move.when or status in move.when) and move.to not in seen:
                     seen.add(move.to)
                     queue.append((move.to, [*chain, move]))
         return None
+
+    def kinds_acting(self, act: DocAction, named: str, product: str | None) -> set[tuple[str, str]]:
+        """The (product, resource type)s whose row action the doc's control is (its label,
+        under its menu path where one has it) and whose noun ``named`` has: "Find the ENI
+        ... click **Unbind**" -> the ENI, not the EIP."""
+        label = act.path[-1] if act.path else act.target
+        if not label or act.intent not in (Intent.CLICK, Intent.NAVIGATE):
+            return set()
+        labels = {normalize(label), *map(normalize, self.renamed(label))}
+        products = self.products_of(product)
+        found = [a for a in self.row_actions if normalize(a.label) in labels and a.product in products]
+        menu = [a for a in found if act.path and [normalize(m) for m in a.menu] == [normalize(m) for m in act.path[:-1]]]
+        words = name_words(named)
+        return {(a.product, a.resource) for a in (menu or found) if name_words(a.noun) <= words}
+
+    def dependents(self, product: str, rtype: str) -> list[Dependent]:
+        """What the catalog's delete operation of ``rtype`` refuses to delete it for, where
+        a list of its own shows which ones hold it (a VPC's vSwitches, the ENIs in a
+        security group: their list's column of the held resource's ID)."""
+        res = self.catalog.resource(product, rtype)
+        delete = next((op for op in ops_of(res).values() if op.get("kind") == "delete"), None)
+        if delete is None:
+            return []
+        from docverify_sandbox.operations import blocking_children
+
+        held = [(product, child, res["id_param"]) for child in blocking_children(delete)]
+        held += [(product, other, res["id_param"]) for other in delete.get("block_if_referenced", [])]
+        held += [(ref.get("product", product), ref["rtype"], ref.get("attr", res["id_param"]))
+                 for ref in delete.get("referenced_by", []) if ref.get("error")]
+        out = []
+        for dproduct, dtype, attr in held:
+            dres = self.catalog.resource(dproduct, dtype)
+            shown = any(column.get("value") == attr for column in (dres.get("columns") or {}).values())
+            remove = next((a for a in self.row_actions if (a.product, a.resource) == (dproduct, dtype)
+                           and a.placement != "detail" and (ops_of(dres).get(a.op) or {}).get("kind") == "delete"), None)
+            path = self.nav_path(dproduct, dtype)
+            if shown and remove is not None and path and dproduct == product:
+                out.append(Dependent(dproduct, dtype, attr, dres.get("singular", dtype), path, remove))
+        return out
+
+    def nav_path(self, product: str, rtype: str) -> list[str]:
+        """The left-side navigation path to the list of ``rtype`` (group, item); [] when none."""
+        spec = self.catalog.products[product]
+        item = next((i for i in (spec.get("nav") or {}).values() if i.get("resource") == rtype), None)
+        if item is None:
+            return []
+        group = (spec.get("groups") or {}).get(item.get("group") or "")
+        return [group, item["label"]] if group else [item["label"]]
+
+
+@dataclass(frozen=True)
+class Dependent:
+    """A resource type that keeps another from being deleted, and where to delete it."""
+
+    product: str
+    rtype: str
+    attr: str  #: its attribute (a column of its list) that names the held resource
+    noun: str  #: what it is called ("vSwitch")
+    path: list[str]  #: the navigation path to its list
+    remove: RowAction  #: its list row's delete action
+
+
+def ops_of(res: dict[str, Any]) -> dict[str, Any]:
+    """A catalog resource's operations, its extra ones included."""
+    return {**res.get("ops", {}), **res.get("extra_ops", {})}
 
 
 def name_words(name: str) -> set[str]:
@@ -330,6 +421,7 @@ class OracleDelegate(Delegate):
         self.depth = 0  #: fixes in progress (a fix that gets stuck itself)
         self.page: Observation | None = None
         self.handled: set[str] = set()  #: the prerequisite sentences made to hold (or found holding)
+        self.cleared: set[tuple[tuple[str, str], str]] = set()  #: (kind, dependent type) already deleted
 
     # -- the console and its release
 
@@ -550,21 +642,21 @@ class OracleDelegate(Delegate):
     async def before_step(self, follower: Follower, step: Step) -> AsyncIterator[Action]:
         """What the doc's prerequisites say holds by the time a step acts on a resource
         of a list, made to hold where the page shows it does not: a relation the
-        catalog's row action makes (an EIP associated with the NAT gateway), a child
-        resource its attributes describe (an inbound rule on a port range)."""
-        if self.depth >= MAX_DEPTH or self.page is None:
+        catalog's row action makes (an EIP associated with the NAT gateway, an ENI
+        bound to an instance), a child resource its attributes describe (an inbound
+        rule on a port range), the status it names (an instance Stopped), and no
+        resource left that keeps it from being deleted (a VPC's vSwitches)."""
+        if self.depth >= MAX_DEPTH or self.page is None or not self.prerequisites:
             return
         for act in step.actions:
-            if not act.resource or not self.prerequisites:
-                continue
-            kind = self.known.kind_named(act.resource, self.task.procedure.product)
+            kind = self.kind_of(step, act)
             if kind is None:
                 continue
             self.depth += 1
             try:
                 for sentence in [s for s in self.prerequisites if s not in self.handled]:
-                    taken = False
-                    for fix in (self.relate, self.add_child):
+                    for fix in (self.relate, self.add_child, self.reach_status, self.clear_dependents):
+                        taken = False
                         async for action in fix(follower, step, act, kind, sentence):
                             taken = True
                             yield action
@@ -574,38 +666,243 @@ class OracleDelegate(Delegate):
             finally:
                 self.depth -= 1
 
+    def kind_of(self, step: Step, act: DocAction) -> tuple[str, str] | None:
+        """The (product, resource type) of the existing resource a doc action acts on:
+        the parser's noun ("find the NAT gateway ..."), else the one whose row action the
+        control is and whose noun the step names ("Find the ENI `x` and click **Unbind**")."""
+        if act.resource:
+            return self.known.kind_named(act.resource, self.task.procedure.product)
+        kinds = self.known.kinds_acting(act, self.task.resolve(step.text), self.task.procedure.product)
+        return kinds.pop() if len(kinds) == 1 else None
+
+    def noun(self, act: DocAction, kind: tuple[str, str]) -> str:
+        """What the doc calls the resource an action acts on: its noun, else the catalog's."""
+        return act.resource or in_text(self.known.catalog.resource(*kind).get("singular", kind[1]))
+
+    def names(self, text: str) -> list[str]:
+        """The resource names ``text`` gives (:func:`names_in`), as this run calls them."""
+        return [self.task.resolve(name) for name in names_in(text)]
+
     async def relate(self, follower: Follower, step: Step, act: DocAction, kind: tuple[str, str],
                      sentence: str) -> AsyncIterator[Action]:
-        """The prerequisite binds a resource to the row's (the catalog's ``link:``): its
-        row action, the bound resource chosen in its form, confirmed."""
+        """The prerequisite binds a resource to the row's (the catalog's ``link:``, or a
+        reference its update sets): its row action, the bound resource chosen in its
+        form (the one the sentence names, else this run's), confirmed, its status waited for."""
         page = self.page
         words = name_words(sentence)
-        if page is None or not name_words(act.resource or "") <= words:
+        if page is None or not name_words(self.noun(act, kind)) <= words:
             return
+        doc_label = normalize(act.path[-1] if act.path else act.target or "")
         for move, name, product, rtype in self.known.relations(*kind):
             other = self.known.catalog.resource(product, rtype)
-            verb = re.match(r"[A-Z][a-z]+", move.op)
-            if not verb or not name_words(other.get("singular", rtype)) <= words \
-                    or verb[0].lower().rstrip("e") not in sentence.lower():
+            if not name_words(other.get("singular", rtype)) <= words or not self.says_done(sentence, move):
                 continue
-            row = follower.row_of(act)
+            if doc_label in {normalize(move.label), *(normalize(old) for old in self.older_names(move.label))}:
+                return  # the step itself makes it
+            row = self.row_for(follower, step, act, kind, sentence)
             if row is None:
                 return
-            shown = " ".join(e.name for e in page.elements if within(e, row) and e.name)
-            if any(value in shown for value in self.known_values(rtype)):
-                return  # it holds already
+            shown = row_text(page.elements, row)
+            status = shown_status(move.statuses, shown)
+            if any(value in shown for value in self.known_values(rtype)) or (move.when and status not in move.when):
+                return  # it holds already (or the row offers no such action)
             label = self.known.catalog.field_spec(*kind, name)["label"]  # type: ignore[index]
-            noun = other.get("singular", rtype)
+            noun = in_text(other.get("singular", rtype))
+            ident = row_ident(page.elements, row)
             self.handled.add(sentence)
-            async for action in self.own(follower.follow_action(step, self.row_doc_action(act, move)),
-                                         f"'{move.label}': the row shows no {noun}, and the doc needs: {self.task.resolve(sentence)}"):
+            why = f"'{move.label}': the row shows no {noun}, and the doc needs: {self.task.resolve(sentence)}"
+            if ident is None:
+                async for action in self.own(follower.follow_action(step, self.row_doc_action(act, move)), why):
+                    yield action
+            else:
+                async for action in self.on_row(step, ident, move, why):
+                    yield action
+            async for action in self.named_options(follower, step, act, move):
                 yield action
-            async for action in self.own(follower.follow_action(step, DocAction(Intent.SELECT, act.line, target=label)),
-                                         f"Choose this run's {noun} in '{label}'."):
+            async for action in self.choose(follower, step, act, label, self.names(sentence),
+                                            f"Choose this run's {noun} in '{label}'."):
                 yield action
             async for action in self.confirm(follower, step, act, move):
                 yield action
+            if move.after and (after := move.statuses.get(move.after)) and not (ident and self.row_shows(ident, after)):
+                yield self.wait(step, after, f"Wait until the {self.noun(act, kind)} shows '{after}'.")
             return
+
+    def says_done(self, sentence: str, move: RowAction) -> bool:
+        """Whether ``sentence`` says what ``move`` does has been done: its operation's or
+        label's verb, inflected ("associated", "bound"), or the status it leaves ("In Use")."""
+        verbs = [m[0] for m in (re.match(r"[A-Z][a-z]+", move.op), re.match(r"\w+", move.label)) if m]
+        forms = {form for verb in verbs for form in (verb.lower(), *IRREGULAR.get(verb.lower(), ()))}
+        after = move.statuses.get(move.after or "", "")
+        return any(says(sentence, form) for form in forms) or bool(after and says(sentence, after))
+
+    def older_names(self, label: str) -> list[str]:
+        """The names an older release gave a label (the changelog's renames to it)."""
+        return [change.old for change in self.known.changes
+                if change.old and change.new and normalize(change.new) == normalize(label)]
+
+    async def choose(self, follower: Follower, step: Step, act: DocAction, label: str, names: list[str],
+                     thought: str) -> AsyncIterator[Action]:
+        """In the form's list ``label``, the option that shows one of ``names``, else this run's."""
+        elements = self.page.elements if self.page else []
+        field = next((e for e in elements if e.ref and e.role in ("combobox", "listbox")
+                      and normalize(e.name) == normalize(label)), None)
+        options = [e.name for e in children(elements, field) if e.role == "option" and e.name] if field else []
+        named = next((o for o in options if any(name in o for name in names)), None)
+        async for action in self.own(follower.follow_action(step, DocAction(Intent.SELECT, act.line, target=label,
+                                                                            value=named)), thought):
+            yield action
+
+    async def reach_status(self, follower: Follower, step: Step, act: DocAction, kind: tuple[str, str],
+                           sentence: str) -> AsyncIterator[Action]:
+        """The prerequisite names the status the resource is in ("The instance `x` is in
+        the **Stopped** state") and its row shows another: the catalog's transitions to
+        it, each confirmed and waited for (what the console would refuse the step for)."""
+        page = self.page
+        if page is None or not name_words(self.noun(act, kind)) <= name_words(sentence):
+            return
+        moves = [a for a in self.known.row_actions if (a.product, a.resource) == kind]
+        statuses = moves[0].statuses if moves else {}
+        wanted = [key for key, label in statuses.items() if re.search(rf"(?<!\w){re.escape(label)}(?!\w)", sentence)]
+        row = self.row_for(follower, step, act, kind, sentence) if wanted else None
+        if row is None:
+            return
+        ident, status = row_ident(page.elements, row), shown_status(statuses, row_text(page.elements, row))
+        if ident is None or status is None or status in wanted:
+            return
+        chain = self.known.transitions(moves[0], status, wanted)
+        if not chain:
+            return
+        noun = self.noun(act, kind)
+        self.handled.add(sentence)
+        for move in chain:
+            shown = move.statuses.get(move.to or "", move.to or "")
+            async for action in self.on_row(step, ident, move, f"Doc needs the {noun} {shown}; it is "
+                                                               f"{statuses.get(status, status)}: '{move.label}' first."):
+                yield action
+            async for action in self.named_options(follower, step, act, move):
+                yield action
+            async for action in self.confirm(follower, step, act, move):
+                yield action
+            if not self.row_shows(ident, shown):
+                yield self.wait(step, shown, f"Wait until the {noun} shows '{shown}'.")
+
+    async def named_options(self, follower: Follower, step: Step, act: DocAction, move: RowAction) -> AsyncIterator[Action]:
+        """In ``move``'s form, the options a prerequisite that says to do it names ("stop it
+        first in **No Fees for Stopped Instances** mode"), where they are not the default."""
+        verb = re.match(r"\w+", move.label)
+        sentences = [s for s in self.prerequisites if verb and says(s, verb[0])]
+        for label, spec in self.form_fields(move):
+            named = [option for key, option in spec["options"].items() if key != spec.get("default")
+                     and any(re.search(rf"(?<!\w){re.escape(option)}(?!\w)", s) for s in sentences)]
+            if named and self.shows(label):
+                choice = max(named, key=len)
+                async for action in self.own(follower.follow_action(step, DocAction(Intent.SELECT, act.line, target=label,
+                                                                                    value=choice)),
+                                             f"Doc's prerequisites say '{choice}' for {label}."):
+                    yield action
+
+    def form_fields(self, move: RowAction) -> list[tuple[str, dict[str, Any]]]:
+        """(label, spec) of the fields with options in a row action's form."""
+        fields = move.dialog.get("fields") or {}
+        specs = fields.items() if isinstance(fields, dict) else \
+            [(name, self.known.catalog.field_spec(move.product, move.resource, name) or {}) for name in fields]
+        return [(spec["label"], spec) for _, spec in specs if spec.get("options") and spec.get("label")]
+
+    def row_shows(self, ident: str, text: str) -> bool:
+        """Whether the list row that shows ``ident`` shows ``text`` too (a status reached)."""
+        elements = self.page.elements if self.page else []
+        return any(ident in shown and re.search(rf"(?<!\w){re.escape(text)}(?!\w)", shown)
+                   for _, shown in data_rows(elements))
+
+    async def clear_dependents(self, follower: Follower, step: Step, act: DocAction, kind: tuple[str, str],
+                               sentence: str) -> AsyncIterator[Action]:
+        """The step deletes a resource, and the prerequisite says what must go first ("The
+        VPC contains no vSwitches", "delete the ENI first"): the catalog's dependents of
+        that kind deleted from their own list, those that show the resource's ID (or
+        that the sentence names), then back to the resource's list for the doc's step."""
+        page = self.page
+        label = normalize(act.path[-1] if act.path else act.target or "")
+        delete = next((a for a in self.known.row_actions if (a.product, a.resource) == kind
+                       and normalize(a.label) == label and self.op_kind(a) == "delete"), None)
+        if page is None or delete is None:
+            return
+        for dependent in self.known.dependents(*kind):
+            if (kind, dependent.rtype) in self.cleared or not says(sentence, dependent.noun):
+                continue
+            if not (says(sentence, dependent.remove.label) or re.search(rf"\bno\s+{re.escape(dependent.noun)}",
+                                                                         sentence, re.IGNORECASE)):
+                continue
+            row = self.row_for(follower, step, act, kind, sentence)
+            ident = row_ident(page.elements, row) if row is not None else None
+            back = self.known.nav_path(*kind)
+            if ident is None or not back:
+                return
+            self.cleared.add((kind, dependent.rtype))
+            noun, held = in_text(dependent.noun), self.noun(act, kind)
+            names = [ident, *self.names(sentence)]
+            async for action in self.open_list(follower, step, act, dependent.path,
+                                               f"Doc: {self.task.resolve(sentence)} Open '{dependent.path[-1]}'."):
+                yield action
+            for _ in range(MAX_CHILDREN):
+                elements = self.page.elements if self.page else []
+                held_rows = [row for row, text in data_rows(elements) if any(name in text for name in names)]
+                own = next((i for row in held_rows if (i := row_ident(elements, row)) not in (None, ident)), None)
+                if own is None:
+                    break
+                async for action in self.on_row(step, own, dependent.remove,
+                                                f"{own} is a {noun} of the {held} {ident}: '{dependent.remove.label}'."):
+                    yield action
+                async for action in self.confirm(follower, step, act, dependent.remove):
+                    yield action
+                if self.page is not None and any(own in text for _, text in data_rows(self.page.elements)):
+                    break  # not deleted: nothing more to do here
+            async for action in self.open_list(follower, step, act, back,
+                                               f"The {held} has no {noun} left: back to '{back[-1]}'."):
+                yield action
+            return
+
+    async def open_list(self, follower: Follower, step: Step, act: DocAction, path: list[str],
+                        thought: str) -> AsyncIterator[Action]:
+        """A list page through the left-side navigation: its item, with its group only where
+        the item is not shown by itself."""
+        go = path[-1:] if self.shows(path[-1]) else path
+        async for action in self.own(follower.follow_action(step, DocAction(Intent.NAVIGATE, act.line, path=go)),
+                                     thought):
+            yield action
+
+    def row_for(self, follower: Follower, step: Step, act: DocAction, kind: tuple[str, str],
+                sentence: str = "") -> Element | None:
+        """The list row of the resource a doc action acts on: the one showing a name the
+        step or the sentence gives it, else the follower's (this run's resource of that kind)."""
+        if self.page is None:
+            return None
+        rows = data_rows(self.page.elements)
+        for name in self.names(f"{step.text} {sentence}"):
+            row = next((r for r, text in rows if name in text), None)
+            if row is not None:
+                return row
+        return follower.row_of(replace(act, resource=act.resource or kind[1].replace("_", " ")))
+
+    async def on_row(self, step: Step, ident: str, move: RowAction, thought: str) -> AsyncIterator[Action]:
+        """``move`` taken on the list row that shows ``ident``: its menu, then its control,
+        each clicked in that row (found again on each page); nothing once one is missing
+        or disabled."""
+        for item in [*move.menu, move.label]:
+            elements = self.page.elements if self.page else []
+            row = next((r for r, text in data_rows(elements) if ident in text), None)
+            control = next((e for e in elements if row is not None and within(e, row) and e.ref
+                            and e.role in ("button", "menuitem", "link") and normalize(e.name) == normalize(item)), None)
+            if control is None or "disabled" in control.attributes:
+                return
+            yield Action(ActionKind.CLICK, ref=control.ref, target=f"{control.role} '{control.name}'",
+                         step=step.number, by="oracle", thought=cut(thought))
+
+    @staticmethod
+    def wait(step: Step, text: str, thought: str) -> Action:
+        """Wait until the page shows ``text`` (a status the console reaches in a while)."""
+        return Action(ActionKind.WAIT_FOR, value=text, target=f"'{text}' on the page", step=step.number,
+                      by="oracle", thought=cut(thought))
 
     async def add_child(self, follower: Follower, step: Step, act: DocAction, kind: tuple[str, str],
                         sentence: str) -> AsyncIterator[Action]:
@@ -614,7 +911,7 @@ class OracleDelegate(Delegate):
         row of the list shows: created with the catalog's create form, those values entered."""
         res = self.known.catalog.resource(*kind)
         create = res.get("create") or {}
-        if not res.get("parent") or not create.get("button") or not name_words(act.resource or "") <= name_words(sentence):
+        if not res.get("parent") or not create.get("button") or not name_words(self.noun(act, kind)) <= name_words(sentence):
             return
         values = self.described_values(kind, sentence)
         shown = [value for name, value in values if self.is_text(kind, name)]
@@ -776,6 +1073,26 @@ def listing_tab(parent: dict[str, Any], child: dict[str, Any]) -> str | None:
     named = [t for t in tabs if normalize(t) == normalize(child.get("title", ""))]
     words = name_words(child.get("title", "")) | name_words(child.get("singular", ""))
     return next(iter(named), None) or next((t for t in tabs if name_words(t) & words), None)
+
+
+def in_text(noun: str) -> str:
+    """A catalog noun as a sentence writes it: "Security Group" -> "security group"; "ENI", "VSwitch" kept."""
+    return " ".join(word.lower() if word[1:].islower() else word for word in noun.split())
+
+
+def names_in(text: str) -> list[str]:
+    """The resource names a doc's text gives: hyphenated words with the run's placeholder
+    or a number ("legacy-web-<suffix>", "launch-advisor-20210101"), not "pay-as-you-go"."""
+    words = [w.strip(".,;:()`'\"*") for w in text.split()]
+    return [w for w in words if NAME.match(w) and re.search(r"[<\d]", w)]
+
+
+def row_ident(elements: Sequence[Element], row: Element) -> str | None:
+    """The ID a list row shows (its ID link's, else the first ID-like word)."""
+    link = resource_link(elements, row, "id")
+    if link is not None and ID_LIKE.match(link.name.strip()):
+        return link.name.strip()
+    return next((w for w in row_text(elements, row).split() if ID_LIKE.match(w)), None)
 
 
 def row_holding(elements: Iterable[Element], label: str) -> Element | None:
