@@ -46,6 +46,7 @@ from pydantic import Field
 
 from docverify.console import Console, ConsoleEndpoint, origin
 from docverify.errors import ConfigError, EnvironmentProblem
+from docverify.lease.account import ROLE_ARN as ACCOUNT_ROLE_ARN
 from docverify.lease.account import Account, AccountSpec
 from docverify_aliyun.console_map import REGION, ConsoleMap, console_map
 from docverify_aliyun.federation import STS_ENDPOINT, Federation
@@ -60,7 +61,7 @@ ENV = "DOCVERIFY_ALIYUN_"
 #: the console's own account, from the environment (a CI's secrets): variable -> AccountSpec field
 OWN_ACCOUNT = {"LOGIN_USER": "login_user", "PASSWORD": "password", "ACCESS_KEY_ID": "access_key_id",
                "ACCESS_KEY_SECRET": "access_key_secret", "ACCOUNT_ID": "account_id"}
-ROLE_ARN = r"^acs:ram::\d+:role/[\w.@+=,-]+$"
+ROLE_ARN = rf"^{ACCOUNT_ROLE_ARN.pattern}$"  #: the pool's own check of a role ARN, anchored
 
 
 class AliyunConsole(Console):

@@ -14,6 +14,7 @@ machine: the same docverify must be installed on every node of a cluster.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import shutil
@@ -132,9 +133,8 @@ class ArtifactsFolder:
     travel back in :attr:`Finished.files` and are removed here."""
 
     def __init__(self, spec: "WorkerSpec", node: str | None) -> None:
-        self.local = not spec.ship and (spec.driver_node is None or node == spec.driver_node)
-        self.root: Path | None = None
-        if self.local:
+        self.root: Path | None = None  #: the private folder; None: the run's own folders
+        if not spec.ship and (spec.driver_node is None or node == spec.driver_node):
             self.artifacts = Path(spec.artifacts)
             self.output = Path(spec.output) if spec.output else None
             return
@@ -226,8 +226,6 @@ class TurnRelay:
     they arrive, for the driver's reporters (``-v`` step lines as the procedure goes)."""
 
     def __init__(self) -> None:
-        import asyncio
-
         self.items: asyncio.Queue = asyncio.Queue()
 
     def put(self, item: tuple[str, int, int, Turn]) -> None:
