@@ -4,14 +4,17 @@ Model policies and judges record every call in a :class:`Usage`; the run's
 :class:`CostMeter` prices it from the configured price table (``[prices.MODEL]``
 in docverify.toml, per million tokens, USD and CNY) and enforces ``--budget``:
 before each call it checks that the call's worst case (the prompt plus the
-longest answer allowed) still fits, so a run stops *before* the budget is
-exceeded, never after.
+longest answer allowed) still fits beside what was spent and what the calls in
+flight hold (:class:`Ledger`), so a run stops *before* the budget is exceeded,
+never after, however many procedures run at once.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
@@ -113,15 +116,59 @@ class BudgetExhausted(Undecided):
     """The next model call could exceed the run's budget; nothing was spent on it."""
 
 
+class Ledger:
+    """A budget's accounts: what the run's calls spent, and what the calls in flight
+    hold (each its worst case, until it is billed). One per run, shared by every episode
+    and judge, whatever runs them at once: a call is made only when its worst case fits
+    beside everything spent and held, so concurrent calls cannot overspend together.
+    A run on Ray shares the driver's with its workers (an actor holds it)."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0  #: in the budget's currency
+        self.held = 0.0
+        self.refused = False  #: a call did not fit: the budget is spent for this run's purposes
+        self._lock = threading.Lock()
+
+    def hold(self, worst: float, limit: float) -> tuple[bool, float, float]:
+        """Hold ``worst`` if it fits under ``limit``: (held, spent, held before it)."""
+        with self._lock:
+            spent, held = self.spent, self.held
+            if spent + held + worst > limit:
+                self.refused = True
+                return False, spent, held
+            self.held += worst
+            return True, spent, held
+
+    def settle(self, held: float, cost: float) -> None:
+        """A call's hold let go, and what it cost spent."""
+        with self._lock:
+            self.held = max(0.0, self.held - held)
+            self.spent += cost
+
+    def state(self) -> tuple[float, bool]:
+        """(spent, refused)."""
+        with self._lock:
+            return self.spent, self.refused
+
+
 class CostMeter:
     """Prices calls and guards the budget; one per run, shared by every episode and judge."""
 
-    def __init__(self, prices: dict[str, Price] | None = None, budget: Budget | None = None) -> None:
+    def __init__(self, prices: dict[str, Price] | None = None, budget: Budget | None = None,
+                 ledger: Ledger | None = None) -> None:
         self.prices = dict(prices or {})
         self.budget = budget
-        self.spent = 0.0  #: in the budget's currency
-        self.refused = False  #: a call did not fit: the budget is spent for this run's purposes
-        self._lock = threading.Lock()
+        self.ledger = ledger or Ledger()
+
+    @property
+    def spent(self) -> float:
+        """What the run's calls cost, in the budget's currency."""
+        return self.ledger.state()[0]
+
+    @property
+    def refused(self) -> bool:
+        """Whether a call did not fit: the budget is spent for this run's purposes."""
+        return self.ledger.state()[1]
 
     def price(self, model: str, *, local: bool = False) -> Price | None:
         """The configured price of ``model`` (by exact name, then by its last path
@@ -146,37 +193,51 @@ class CostMeter:
     def exhausted(self) -> bool:
         """Whether a model call was already refused (or the budget is all spent): the run
         starts no further procedure."""
-        return self.budget is not None and (self.refused or self.spent >= self.budget.amount)
-
-    def reserve(self, model: str, tokens_in: int, max_tokens_out: int, *, local: bool = False) -> None:
-        """Raise :class:`BudgetExhausted` when a call of this size could exceed the budget."""
         if self.budget is None:
-            return
-        price = self.price(model, local=local)
-        worst = price.cost(tokens_in, max_tokens_out, self.budget.currency) if price else None
-        if worst is None:
-            raise BudgetExhausted(f"no {self.budget.currency} price for model '{model}'")
-        with self._lock:
-            if self.spent + worst > self.budget.amount:
-                self.refused = True
-                raise BudgetExhausted(
-                    f"the cost budget ran out ({self.budget.describe()}; spent {self.spent:.4f}, the next call "
-                    f"could cost up to {worst:.4f}; --budget)")
+            return False
+        spent, refused = self.ledger.state()
+        return refused or spent >= self.budget.amount
 
-    def charge(self, usage: Usage, model: str, tokens_in: int, tokens_out: int, *, local: bool = False) -> None:
-        """Record one call in ``usage`` and in the run's spending."""
+    @contextmanager
+    def spending(self, model: str, tokens_in: int, max_tokens_out: int, *,
+                 local: bool = False) -> Iterator[Callable[[Usage, int, int], None]]:
+        """Around one model call: :class:`BudgetExhausted` (nothing sent) when the call's
+        worst case (``tokens_in`` and the longest answer allowed) could exceed the budget
+        beside what is spent and what the calls in flight hold; otherwise the worst case
+        is held until the call ends, and the block bills the call with what it yields:
+        ``bill(usage, tokens_in, tokens_out)`` (recorded in ``usage`` and the run's spending)."""
         price = self.price(model, local=local)
-        usage.calls += 1
-        usage.tokens_in += tokens_in
-        usage.tokens_out += tokens_out
-        for currency in CURRENCIES:
-            key = f"cost_{currency.lower()}"
-            cost = price.cost(tokens_in, tokens_out, currency) if price else None
-            current = getattr(usage, key)
-            setattr(usage, key, None if cost is None or current is None else current + cost)
-            if self.budget is not None and currency == self.budget.currency and cost is not None:
-                with self._lock:
-                    self.spent += cost
+        worst = 0.0
+        if self.budget is not None:
+            cost = price.cost(tokens_in, max_tokens_out, self.budget.currency) if price else None
+            if cost is None:
+                raise BudgetExhausted(f"no {self.budget.currency} price for model '{model}'")
+            fits, spent, held = self.ledger.hold(cost, self.budget.amount)
+            if not fits:
+                in_flight = f", {held:.4f} held by calls in flight" if held else ""
+                raise BudgetExhausted(
+                    f"the cost budget ran out ({self.budget.describe()}; spent {spent:.4f}{in_flight}, the next "
+                    f"call could cost up to {cost:.4f}; --budget)")
+            worst = cost
+        billed = [0.0]
+
+        def bill(usage: Usage, tokens_in: int, tokens_out: int) -> None:
+            usage.calls += 1
+            usage.tokens_in += tokens_in
+            usage.tokens_out += tokens_out
+            for currency in CURRENCIES:
+                key = f"cost_{currency.lower()}"
+                cost = price.cost(tokens_in, tokens_out, currency) if price else None
+                current = getattr(usage, key)
+                setattr(usage, key, None if cost is None or current is None else current + cost)
+                if self.budget is not None and currency == self.budget.currency and cost is not None:
+                    billed[0] += cost
+
+        try:
+            yield bill
+        finally:
+            if self.budget is not None:
+                self.ledger.settle(worst, billed[0])
 
 
 class Metered:

@@ -80,8 +80,9 @@ def _link(suffix: str = "") -> str:
 _BARE_URL = r"(?P<bare>https?://[^\s)\]>" + LINK_OPEN + r"]*[^\s)\]>.,;:!?" + LINK_OPEN + r"])"
 #: A resource named in running text ("instance", "NAT gateway", "RAM user"): up to four words.
 _NOUN = r"[A-Za-z][\w\-]*(?:\s+[A-Za-z][\w\-]*){0,3}?"
-#: Where such a noun ends: a relative clause, a preposition, punctuation.
-_NOUN_END = r"(?=\s*(?:$|[.,;:!?)]|\s(?:that|which|whose|you|to|in|on|for|from|and|then|by|at|of|under|whose|whom)\b))"
+#: Where such a noun ends: a relative clause, a preposition, punctuation, the resource's own name
+#: ("the ENI `eni-1`", "the instance named `web`").
+_NOUN_END = r"(?=\s*(?:$|[.,;:!?)`(\"“" + CODE_OPEN + r"]|\s(?:that|which|whose|you|to|in|on|for|from|and|then|by|at|of|under|whom|named|called)\b))"
 #: A control named in plain words, up to three lower-case words: "principal", "image name".
 _PLAIN_NOUN = r"(?!(?:following|one|all|each|any|it|them|this|that|these|region|zone)\b)[a-z][a-z\-]*(?:\s(?!and\b|or\b)[a-z][a-z\-]*){0,2}"
 _CONSOLE_NAME = r"(?P<name>(?:[\w&.\-]+\s+){0,5}?(?:management\s+)?(?:console|portal))\b"

@@ -513,7 +513,9 @@ _PURPOSE = re.compile(
 )
 _CONDITION_AFTER = re.compile(r"\s+(?:if|when|unless)\s+you\b.*$", re.IGNORECASE)
 _DEFINITION = re.compile(
-    r"^\s*(?:an?\s+|the\s+)?[\w\s()-]{1,60}?\s(?:is|are)\s+(?:a|an|the|used|not|one)\b"
+    r"^\s*(?:an?\s+|the\s+)?[\w\s()-]{1,60}?\s(?:is|are)\s+(?:a|an|the|used|one"
+    # "is not a ...", "is not supported"; not a state the resource must be in ("is not associated with ...")
+    r"|not(?!\s+(?:associated|attached|bound|mounted|in\s+use|used\s+by|running|stopped|locked|protected)\b))\b"
     r"|^[^。]{1,40}?(?<!已)是(?!否)",
     re.IGNORECASE,
 )

@@ -125,13 +125,12 @@ class Agent:
         if self.spent_tokens + tokens_in + max_out > self.options.max_tokens:
             raise Undecided(f"the token budget ran out ({self.options.max_tokens} tokens per procedure; "
                             "policy option max_tokens)")
-        self.meter.reserve(self.backend.model, tokens_in, max_out, local=self.backend.local)
-        completion = await self.backend.complete(messages, schema, name="agent_action", max_tokens=max_out,
-                                                 temperature=self.options.temperature)
+        with self.meter.spending(self.backend.model, tokens_in, max_out, local=self.backend.local) as bill:
+            completion = await self.backend.complete(messages, schema, name="agent_action", max_tokens=max_out,
+                                                     temperature=self.options.temperature)
+            bill(self.usage, completion.tokens_in, completion.tokens_out)
         self.usage.retries += completion.retries
         self.spent_tokens += completion.tokens_in + completion.tokens_out
-        self.meter.charge(self.usage, self.backend.model, completion.tokens_in, completion.tokens_out,
-                          local=self.backend.local)
         return completion.text
 
     def in_scope(self, action: Action) -> None:

@@ -121,13 +121,14 @@ class JudgesChecker(Checker):
         for _ in range(self.options.max_invalid + 1):
             tokens_in = backend.count_tokens(messages)
             try:
-                self.meter.reserve(backend.model, tokens_in, self.options.max_answer_tokens, local=backend.local)
-                completion = await backend.complete(messages, verdict_schema(backend.max_text), name="judge_verdict",
-                                                    max_tokens=self.options.max_answer_tokens, temperature=0.0)
+                with self.meter.spending(backend.model, tokens_in, self.options.max_answer_tokens,
+                                         local=backend.local) as bill:
+                    completion = await backend.complete(messages, verdict_schema(backend.max_text),
+                                                        name="judge_verdict", max_tokens=self.options.max_answer_tokens,
+                                                        temperature=0.0)
+                    bill(usage, completion.tokens_in, completion.tokens_out)
             except (Undecided, DocverifyError) as error:
                 return None, str(error)
-            self.meter.charge(usage, backend.model, completion.tokens_in, completion.tokens_out,
-                              local=backend.local)
             try:
                 data = parse_json_object(completion.text)
                 if not isinstance(data.get("success"), bool):

@@ -58,13 +58,16 @@ from docverify.task import Task
 from docverify_ray.worker import (
     CRASH_ENV,
     SHIP_ENV,
+    BudgetKeeper,
     Finished,
     PaidCounter,
     ProcedureWorker,
+    RemoteLedger,
     TurnRelay,
     WorkerSpec,
     receive,
     reclaim,
+    settled,
 )
 
 log = logging.getLogger(__name__)
@@ -129,6 +132,11 @@ class RayBackend(Backend):
         try:
             joined = self.join(ray, count)
             spec.paid = ray.remote(PaidCounter).options(num_cpus=0).remote()
+            meter = work.meter
+            if meter.budget is not None:  # the run's budget, spent from by the driver's and every worker's calls
+                spec.budget = (meter.budget.amount, meter.budget.currency)
+                spec.ledger = ray.remote(BudgetKeeper).options(num_cpus=0).remote(meter.spent)
+                meter.ledger = RemoteLedger(spec.ledger)
             spec.driver_node = ray.get_runtime_context().get_node_id()
             spec.turns = ray.remote(TurnRelay).options(num_cpus=0).remote()
             work.timings["ray_start_s"] = time.perf_counter() - clock
@@ -138,6 +146,8 @@ class RayBackend(Backend):
                 return dispatch.describe()
             finally:
                 tick = time.perf_counter()
+                if spec.ledger is not None:  # the run's accounts, kept where the run's report reads them
+                    meter.ledger = settled(meter.ledger)
                 if joined:
                     ray.shutdown()  # a local Ray this command started stops: its workers, their browsers
                     self.remove_temp_dir()
@@ -389,7 +399,7 @@ class Dispatch:
         errors = self.ray.exceptions
         self.running[(task.id, attempt)] = (task, set())
         try:
-            ref = worker.actor.run.remote(task, account, attempt, self.budget_left())
+            ref = worker.actor.run.remote(task, account, attempt)
             try:
                 finished: Finished = await self.wait(ref)
             except asyncio.CancelledError:  # Ctrl-C: the procedure cleans up on its worker
@@ -410,7 +420,6 @@ class Dispatch:
             shown = self.running.pop((task.id, attempt), (task, set()))[1]  # what the relay showed
             if lease is not None:
                 lease.release()
-        self.spend(finished)
         if finished.files:  # from a worker on another node: its screenshots and trace, where the reports look
             receive(finished.files, work.output or work.artifacts)
         for reporter in work.stages.reporters:  # the turns the relay has not shown yet
@@ -445,22 +454,6 @@ class Dispatch:
             why = describe(error) if isinstance(error, self.ray.exceptions.RayError) else f"not done in {RECLAIM_S:g} s"
             return [f"what its provisioning left on {worker.info.get('host')} was not reclaimed ({why}): "
                     "`docverify cleanup` there destroys it"]
-
-    def budget_left(self) -> tuple[float, str] | None:
-        meter = self.work.meter
-        if meter.budget is None:
-            return None
-        return max(0.0, meter.budget.amount - meter.spent), meter.budget.currency
-
-    def spend(self, finished: Finished) -> None:
-        """A procedure's spending, on the run's meter (``--budget`` is the run's, not a worker's)."""
-        meter = self.work.meter
-        if meter.budget is None:
-            return
-        cost = getattr(finished.result.usage, f"cost_{meter.budget.currency.lower()}", None)
-        if cost:
-            meter.spent += cost
-        meter.refused = meter.refused or finished.refused
 
     async def wait(self, ref: Any) -> Any:
         """A Ray object, awaited on this loop (whatever thread it runs on)."""

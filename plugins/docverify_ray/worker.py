@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator
 
 from docverify.config import Config, Settings
-from docverify.cost import Budget, CostMeter
+from docverify.cost import Budget, CostMeter, Ledger
 from docverify.errors import EnvironmentProblem
 from docverify.lease.account import Account
 from docverify.provision import PaidCount
@@ -74,6 +74,8 @@ class WorkerSpec:
     environ: dict[str, str] = field(default_factory=dict)  #: DOCVERIFY_* variables the plugins read where they run
     run_id: str | None = None  #: the driver's run (Provisioner.join_run: every worker tags with it)
     paid: Any = None  #: the run's :class:`PaidCounter` actor (Provisioner.count_paid_with: one limit for all)
+    budget: tuple[float, str] | None = None  #: the run's ``--budget`` (amount, currency)
+    ledger: Any = None  #: the run's :class:`BudgetKeeper` actor: every worker's calls spend from one budget
     driver_node: str | None = None  #: the driver's Ray node: a worker elsewhere sends its artifacts back
     turns: Any = None  #: the run's :class:`TurnRelay` actor: turns reach the driver's reporters as they are made
     ship: bool = False  #: :data:`SHIP_ENV`: send them back from every node
@@ -118,7 +120,6 @@ class Finished:
 
     result: ProcedureResult  #: scrubbed of every secret the worker knows
     quarantined: str | None = None  #: why its account's credentials were rejected (the driver quarantines it)
-    refused: bool = False  #: a model call did not fit in the budget left: the run starts no further procedure
     #: its screenshots and trace, from a worker on another node: path under the run's
     #: output (or artifacts) folder -> content (:class:`ArtifactsFolder`)
     files: dict[str, bytes] = field(default_factory=dict)
@@ -221,6 +222,56 @@ class PaidCounter:
         return self.count.made
 
 
+class BudgetKeeper:
+    """A Ray actor the driver starts for a run with ``--budget``: the run's :class:`Ledger`,
+    which every worker's calls hold their worst case in and spend from, one at a time, so
+    workers running at once cannot overspend the budget together."""
+
+    def __init__(self, spent: float = 0.0) -> None:
+        self.ledger = Ledger()
+        self.ledger.spent = spent
+
+    def hold(self, worst: float, limit: float) -> tuple[bool, float, float]:
+        return self.ledger.hold(worst, limit)
+
+    def settle(self, held: float, cost: float) -> None:
+        self.ledger.settle(held, cost)
+
+    def state(self) -> tuple[float, bool]:
+        return self.ledger.state()
+
+
+class RemoteLedger(Ledger):
+    """A process's view of the run's :class:`Ledger`, held by the driver's
+    :class:`BudgetKeeper` (each call's hold and bill are answered there)."""
+
+    def __init__(self, actor: Any) -> None:
+        super().__init__()
+        self.actor = actor
+
+    def hold(self, worst: float, limit: float) -> tuple[bool, float, float]:
+        import ray
+
+        return ray.get(self.actor.hold.remote(worst, limit))
+
+    def settle(self, held: float, cost: float) -> None:
+        import ray
+
+        ray.get(self.actor.settle.remote(held, cost))
+
+    def state(self) -> tuple[float, bool]:
+        import ray
+
+        return ray.get(self.actor.state.remote())
+
+
+def settled(ledger: Ledger) -> Ledger:
+    """A ledger of this process with ``ledger``'s accounts (the run's, read before Ray stops)."""
+    copy = Ledger()
+    copy.spent, copy.refused = ledger.state()
+    return copy
+
+
 class TurnRelay:
     """A Ray actor the driver starts for a run: the turns the workers make, in the order
     they arrive, for the driver's reporters (``-v`` step lines as the procedure goes)."""
@@ -318,7 +369,8 @@ class ProcedureWorker:
                 self.stages.provisioner.join_run(spec.run_id)
             if spec.paid is not None:
                 self.stages.provisioner.count_paid_with(RemotePaidCount(spec.paid))
-            self.meter = CostMeter(config.settings.prices)
+            self.meter = CostMeter(config.settings.prices, Budget(*spec.budget) if spec.budget else None,
+                                   RemoteLedger(spec.ledger) if spec.ledger is not None else None)
             for plugin in (self.stages.policy, *self.stages.checkers, self.stages.provisioner):
                 plugin.meter = self.meter
             self.stages.policy.prepare()
@@ -337,19 +389,16 @@ class ProcedureWorker:
         info["start_s"] = time.perf_counter() - clock
         return info
 
-    async def run(self, task: Task, account: Account | None, attempt: int,
-                  budget: tuple[float, str] | None = None) -> Finished:
+    async def run(self, task: Task, account: Account | None, attempt: int) -> Finished:
         """Run one procedure (the ``attempt``-th time) as ``account`` (the pool's, leased
-        by the driver; None: the console's account for it). ``budget``: what is left of
-        the run's ``--budget`` (amount, currency)."""
+        by the driver; None: the console's account for it). Its model calls spend from
+        the run's budget (``spec.ledger``)."""
         assert self.stages is not None, "start() first"
         task.region = task.region or self.endpoint.default_region
         checker = next((c for c in self.stages.checkers if c.applies(task)), None)
         if checker is not None and checker.name not in self.prepared:
             checker.prepare()
             self.prepared.add(checker.name)
-        self.meter.budget = Budget(*budget) if budget is not None else None
-        self.meter.spent, self.meter.refused = 0.0, False
         reporters: list[Reporter] = [TurnStream(self.spec.turns, attempt)] if self.spec.turns is not None else []
         if crashes(self.spec.crash, task.id, attempt):
             reporters.append(CrashOnTurn())
@@ -361,7 +410,7 @@ class ProcedureWorker:
                         console=self.console.name, task_account=self.console.task_account)
         result = await runner.run_one(self.xrun, task)
         return Finished(finish(task, result, None, ()), held.quarantined if held is not None else None,
-                        self.meter.refused, folder.take(task.id))
+                        folder.take(task.id))
 
     async def close(self) -> None:
         """Close the browser and stop the console; the plugins let go of their models."""

@@ -238,6 +238,9 @@ def test_prerequisite_sentence_and_acted_on_object(tmp_path):
     ("An EIP is created and is not associated with any ECS instance.", {"eip"}, {"ecs_instance"}),
     ("A VPC without a vSwitch is created.", {"vpc"}, {"vswitch"}),
     ("An ECS instance and an EIP are created.", {"ecs_instance", "eip"}, set()),
+    # a state the resource must be in, worded like a definition ("X is not ...")
+    ("The EIP is not associated with a cloud resource.", {"eip"}, set()),
+    ("The ENI is not attached to any ECS instance.", {"network_interface"}, {"ecs_instance"}),
 ])
 def test_a_prerequisite_that_asks_for_an_absence_provisions_nothing_for_it(tmp_path, sentence, needed, absent):
     text = f"""

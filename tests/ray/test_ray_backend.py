@@ -383,3 +383,33 @@ def test_step_lines_come_as_the_workers_make_them(cluster, chromium, tmp_path):
     # come seconds apart; replayed with the result, they would come in one burst with it
     assert steps[-1][0] - steps[1][0] > 1.0 and steps[-1][0] < verdict, \
         [(round(at - seen[0][0], 2), line) for at, line in seen]
+
+
+def test_the_budget_is_the_runs_not_each_workers(cluster, chromium, tmp_path):
+    """--budget on two workers, each with a procedure whose step only a model can take
+    ($0.001 a token; a call's worst case ~$1.8, a call bills $0.12): one call fits in
+    $1.9, and only one is sent, whichever worker asks first. Each worker used to be
+    given the whole budget left, so both calls went out."""
+    sys.path.insert(0, str(ROOT / "tests" / "models"))
+    from fake_openai import FakeOpenAI, Reply, action
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    unfollowable = (ROOT / "tests" / "models" / "eip-unfollowable.md").read_text(encoding="utf-8")
+    for n in (1, 2):
+        (docs / f"eip-{n}.md").write_text(unfollowable.replace("id: drifted-eip-create", f"id: eip-{n}"),
+                                          encoding="utf-8")
+    (tmp_path / "docverify.toml").write_text('[prices.fake-model]\ninput_usd = 1000.0\noutput_usd = 1000.0\n')
+    reply = Reply(action("done", status="blocked", message="not this page"), usage=(100, 20))
+    with FakeOpenAI(lambda body, fake: reply) as server:
+        done, report = docverify(tmp_path, {**cluster.env, "DOCVERIFY_TEST_FAKE_KEY": "sk-fake-ray-0123456789"},
+                                 "docs", "--no-store", "--policy", "hybrid", "--budget", "1.9USD",
+                                 "-O", f"policy.hybrid.base_url={server.url}", "-O", "policy.hybrid.model=fake-model",
+                                 "-O", "policy.hybrid.api_key_env=DOCVERIFY_TEST_FAKE_KEY",
+                                 "-O", "policy.hybrid.max_answer_tokens=64", *ray_options(cluster, chromium))
+        calls = len(server.requests)
+    assert calls == report["usage"]["calls"] == 1, [(r["id"], r["verdict"], r["reason"]) for r in report["results"]]
+    assert report["usage"]["cost_usd"] == pytest.approx(0.12)
+    reasons = " ".join(f"{r['reason']} {json.dumps(r['findings'])}" for r in report["results"])
+    assert "the cost budget ran out" in reasons or "not run: the cost budget" in reasons
+    assert browsers(cluster.mark) == []

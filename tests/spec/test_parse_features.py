@@ -302,6 +302,18 @@ def test_menu_paths_escaped_plain_and_comma_forms() -> None:
     assert steps[3].menu_paths == []
 
 
+def test_the_row_a_step_acts_on_ends_at_the_resource_s_own_name() -> None:
+    procedure = only_procedure(
+        """
+        1. Find the ENI `mgmt-eni-1` and click **Unbind** in the **Actions** column.
+        2. Find the instance named `web` and click **Stop**.
+        3. Find the security group "sg-1", and click **Delete**.
+        4. Find the disk that you want to resize and click **Resize**.
+        """
+    )
+    assert [step.actions[0].resource for step in procedure.steps] == ["ENI", "instance", "security group", "disk"]
+
+
 def test_chinese_labels_paths_and_quotes() -> None:
     procedure = only_procedure(
         """

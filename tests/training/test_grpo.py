@@ -73,8 +73,10 @@ def answer_logp(model, tokenizer, answer: str) -> float:
 
 
 def settings_for(tmp_path, **overrides):
-    values = {"max_steps": 1, "learning_rate": 5e-3, "lora": False, "save_strategy": "no",
-              "per_device_train_batch_size": 4, "num_generations": 4, "micro_batch_size": 3, **overrides}
+    # fp32 even where the CPU has bf16: the log-probabilities are compared to 1e-6, before and after a step
+    values = {"max_steps": 1, "learning_rate": 5e-3, "lora": False, "save_strategy": "no", "bf16": False,
+              "use_cpu": False, "per_device_train_batch_size": 4, "num_generations": 4, "micro_batch_size": 3,
+              **overrides}
     return load_settings(None, values, tmp_path / "out")
 
 

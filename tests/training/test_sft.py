@@ -82,3 +82,49 @@ def test_the_command_names_bad_input(tmp_path):
     assert "no config.json" in result.output
     listed = runner.invoke(cli, ["train", "sft", "--list-settings"])
     assert "lora_r = 16" in listed.output and "learning_rate = 0.0002" in listed.output
+
+
+def test_the_cpu_scores_only_labelled_positions_with_the_same_loss_and_gradients(tokenizer, tiny_model, monkeypatch):
+    import torch
+    from trl.kernels.chunked_logprob import _use_triton as trl_own
+    from trl.trainer import utils
+
+    from docverify_training.settings import score_labelled_positions_only
+
+    monkeypatch.setattr(utils, "_use_triton", trl_own)  # TRL's own until patched here, put back after the test
+    scored = []
+    apply = utils._ChunkedLogProbFunction.apply
+    monkeypatch.setattr(utils._ChunkedLogProbFunction, "apply",
+                        lambda hidden, *rest: scored.append(hidden.shape[0]) or apply(hidden, *rest))
+    model = tiny_model(tokenizer)
+    utils.add_fused_lm_head(model)
+    ids = torch.randint(0, len(tokenizer), (2, 40), generator=torch.Generator().manual_seed(1))
+    labels = ids.clone()
+    labels[:, :30] = -100  # a page's prompt, then a 10-token answer
+
+    def step():
+        model.zero_grad()
+        loss = model(input_ids=ids, labels=labels, fused_lm_head=True).loss
+        loss.backward()
+        return loss.item(), [parameter.grad.clone() for parameter in model.parameters()]
+
+    every_loss, every_grads = step()
+    score_labelled_positions_only()
+    score_labelled_positions_only()  # once is enough; twice changes nothing
+    labelled_loss, labelled_grads = step()
+    score_labelled_positions_only(False)  # TRL's own again
+    step()
+    assert scored == [2 * 39, 2 * 10, 2 * 39]
+    assert labelled_loss == pytest.approx(every_loss, rel=1e-5)
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(every_grads, labelled_grads))
+
+
+def test_examples_longer_than_max_length_are_counted_and_said(tmp_path, tokenizer, tiny_model):
+    long = examples()
+    long[0]["prompt"][1]["content"] += " word" * 300
+    settings = load_settings(None, {"max_steps": 1, "save_strategy": "no", "max_length": 200, "lora": False},
+                             tmp_path / "out")
+    said = []
+    report, _ = train_sft(tmp_path, long, settings, model=tiny_model(tokenizer), tokenizer=tokenizer, say=said.append)
+    assert report["examples_left_out"] == 1 and report["examples_cut"] == 0
+    assert said and "leaves out 1 of 2 examples" in said[0] and "max_length=200" in said[0]

@@ -197,7 +197,7 @@ def sft(model: str, data: tuple[Path, ...], output: Path | None, config_file: Pa
     config = trainer.load_settings(config_file, parse_overrides(settings), output)
     folder, base_gguf = models.hf_folder(model, output.parent / "base-models")
     click.echo(f"{len(trajectories)} trajectories, {len(examples)} examples; model {folder}", err=True)
-    report, _ = trainer.train_sft(folder, examples, config, resume=resume)
+    report, _ = trainer.train_sft(folder, examples, config, resume=resume, say=lambda line: click.echo(line, err=True))
     click.echo(f"{report['steps']} steps in {report['seconds']:.0f} s ({report['steps_per_s']} steps/s), "
                f"loss {report['loss_first']} -> {report['loss_last']}, peak memory {report['peak_rss_mb']:.0f} MB")
     return finish(report, output, base_gguf, gguf)

@@ -45,6 +45,7 @@ from docverify_training.settings import (
     StopOnSignal,
     check_resume,
     peft_config,
+    score_labelled_positions_only,
     train_and_report,
 )
 from docverify_training.settings import load_settings as _load
@@ -604,6 +605,7 @@ def train_grpo(model_folder: Path | str, rows: list[dict[str, Any]], settings: G
         tokenizer.pad_token = tokenizer.eos_token
     stop = StopOnSignal()
     evaluation = BenchEvaluation(environment, settings.bench_eval_steps)
+    score_labelled_positions_only()
     trainer = DocverifyGRPOTrainer(model=model, reward_funcs=[environment_reward], args=settings,
                                    train_dataset=Dataset.from_list(rows),
                                    processing_class=tokenizer, peft_config=peft_config(settings),

@@ -56,10 +56,25 @@ def parse_overrides(values: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-#: Defaults both commands take on a CPU (TRL's own target GPUs).
+def native_bf16_cpu() -> bool:
+    """Whether this machine trains on its CPU and the CPU multiplies bf16 natively
+    (AVX512-BF16 or AMX): there bf16 autocast nearly halves the model's forward and
+    backward passes (a turn of 1,800 tokens on SmolLM2-135M with LoRA: 20 s in fp32, 11 s
+    in bf16 on 2 cores; benchmark/results/sft-step.md); elsewhere bf16 is emulated and
+    slower than fp32."""
+    import torch
+
+    if torch.cuda.is_available():
+        return False
+    return any(getattr(torch.cpu, probe, lambda: False)() for probe in ("_is_avx512_bf16_supported",
+                                                                          "_is_amx_tile_supported"))
+
+
+#: Defaults both commands take on a CPU (TRL's own target GPUs): bf16 autocast where the
+#: CPU has it natively (:func:`native_bf16_cpu`; the weights stay fp32), else fp32.
 CPU_COMMON: dict[str, Any] = {
     "per_device_train_batch_size": 1, "logging_steps": 1, "save_total_limit": 2, "report_to": "none",
-    "bf16": False, "dataloader_pin_memory": False,
+    "dataloader_pin_memory": False, **dict.fromkeys(("bf16", "use_cpu"), native_bf16_cpu()),
 }
 
 
@@ -166,6 +181,36 @@ class StopOnSignal(TrainerCallback):
             control.should_save = True
             control.should_training_stop = True
         return control
+
+
+def score_labelled_positions_only(enabled: bool = True) -> None:
+    """Make TRL's fused LM head score only the positions that have a label, on the CPU too
+    (``enabled=False``: TRL's own choice again).
+
+    On a device without Triton (the CPU) TRL scores every position of a sequence and
+    masks the unlabelled ones afterwards, so as not to recompile for each batch's number
+    of labels, which eager PyTorch never does. Here a turn's prompt is a page of ~1,800
+    tokens and its answer ~50, so half of a CPU step went to projecting the page's
+    positions onto the 49k-token vocabulary and throwing the result away. The loss and
+    the gradients are the same either way (tested). Without the hook (another TRL) this
+    does nothing."""
+    from trl.trainer import utils
+
+    current = getattr(utils, "_use_triton", None)
+    if current is None:
+        return
+    trl_own = getattr(current, "trl_own", current)
+    if not enabled:
+        utils._use_triton = trl_own
+        return
+    if trl_own is not current:
+        return
+
+    def compact(device: Any) -> bool:
+        return device.type == "cpu" or trl_own(device)
+
+    compact.trl_own = trl_own  # type: ignore[attr-defined]
+    utils._use_triton = compact
 
 
 def peak_rss_mb() -> float:

@@ -11,6 +11,7 @@ checkpoints and ``training.json`` (what was measured).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from docverify_training.settings import (
     StopOnSignal,
     check_resume,
     peft_config,
+    score_labelled_positions_only,
     train_and_report,
 )
 from docverify_training.settings import load_settings as _load
@@ -31,7 +33,8 @@ from docverify_training.settings import load_settings as _load
 #: Defaults that fit a CPU run of a small model (TRL's own defaults target GPUs).
 CPU_DEFAULTS: dict[str, Any] = {
     **CPU_COMMON, "learning_rate": 2e-4, "num_train_epochs": 2.0, "gradient_accumulation_steps": 4,
-    "max_length": 2048, "save_strategy": "epoch", "activation_checkpointing": False,
+    # the llamacpp policy's context (n_ctx): a turn as long as the policy can be shown is trained on whole
+    "max_length": 4096, "save_strategy": "epoch", "activation_checkpointing": False,
 }
 
 
@@ -48,9 +51,14 @@ def load_settings(config_file: Path | None, overrides: dict[str, Any], output: P
 
 
 def train_sft(model_folder: Path | str, examples: list[dict[str, Any]], settings: SFTSettings, *,
-              resume: bool = False, model: Any = None, tokenizer: Any = None) -> tuple[dict[str, Any], Any]:
+              resume: bool = False, model: Any = None, tokenizer: Any = None,
+              say: Callable[[str], None] | None = None, callbacks: Sequence[Any] = (),
+              labelled_only: bool = True) -> tuple[dict[str, Any], Any]:
     """Train on ``examples`` (conversational prompt-completion); what was measured, and
-    the trainer. ``model``/``tokenizer``: already loaded (tests); otherwise from ``model_folder``."""
+    the trainer. ``model``/``tokenizer``: already loaded (tests); otherwise from ``model_folder``.
+    ``say``: told, before training, of examples that ``max_length`` cuts or leaves out.
+    ``callbacks``: more TrainerCallbacks. ``labelled_only``: the LM head scores only the
+    answer's positions (:func:`score_labelled_positions_only`; off only to measure it)."""
     from datasets import Dataset
     from trl import SFTTrainer
 
@@ -65,14 +73,28 @@ def train_sft(model_folder: Path | str, examples: list[dict[str, Any]], settings
         model, tokenizer = load_model(model_folder)
     dataset = Dataset.from_list([{"prompt": e["prompt"], "completion": e["completion"]} for e in examples])
     stop = StopOnSignal()
+    score_labelled_positions_only(labelled_only)
     trainer = SFTTrainer(model=model, args=settings, train_dataset=dataset, processing_class=tokenizer,
-                         peft_config=peft_config(settings), callbacks=[stop])
+                         peft_config=peft_config(settings), callbacks=[stop, *callbacks])
+
+    fit = fitting(examples, trainer.train_dataset, settings.max_length)
+    if say and (fit["examples_left_out"] or fit["examples_cut"]):
+        say(f"warning: max_length={settings.max_length} tokens leaves out {fit['examples_left_out']} of "
+            f"{len(examples)} examples and cuts {fit['examples_cut']}; -S max_length=N trains on them whole")
 
     def fields(seconds: float) -> dict[str, Any]:
         losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
         return {"examples": len(examples), "epochs": round(trainer.state.epoch or 0, 3),
                 "loss_first": losses[0] if losses else None, "loss_last": losses[-1] if losses else None,
-                "losses": losses}
+                "losses": losses, **fit}
 
     report = train_and_report(trainer, settings, tokenizer, stop, resume=resume, fields=fields)
     return report, trainer
+
+
+def fitting(examples: list[dict[str, Any]], dataset: Any, max_length: int | None) -> dict[str, int]:
+    """What ``max_length`` did to the examples: cut (the answer's end lost) and left out
+    (TRL drops an example whose answer was cut away whole)."""
+    lengths = [len(ids) for ids in dataset["input_ids"]] if "input_ids" in dataset.column_names else []
+    return {"examples_left_out": len(examples) - len(dataset),
+            "examples_cut": sum(length >= max_length for length in lengths) if max_length else 0}

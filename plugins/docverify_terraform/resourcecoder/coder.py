@@ -307,12 +307,13 @@ class ResourceCoder:
         model = getattr(backend, "model", "")
         local = bool(getattr(backend, "local", False))
         try:
-            self.meter.reserve(model, backend.count_tokens(messages), self.max_answer_tokens, local=local)
-            completion = await backend.complete(messages, ANSWER_SCHEMA, name="terraform_template",
-                                                max_tokens=self.max_answer_tokens, temperature=self.temperature)
+            with self.meter.spending(model, backend.count_tokens(messages), self.max_answer_tokens,
+                                     local=local) as bill:
+                completion = await backend.complete(messages, ANSWER_SCHEMA, name="terraform_template",
+                                                    max_tokens=self.max_answer_tokens, temperature=self.temperature)
+                bill(usage, completion.tokens_in, completion.tokens_out)
         except Undecided as why:
             raise EnvironmentProblem(f"ResourceCoder stopped writing {meta_type}: {why}") from None
-        self.meter.charge(usage, model, completion.tokens_in, completion.tokens_out, local=local)
         usage.retries += getattr(completion, "retries", 0)
         return completion
 

@@ -266,12 +266,13 @@ class ResourceCoderProvisioner(TerraformProvisioner):
         try:
             for _ in range(self.options.max_invalid + 1):
                 try:
-                    self.meter.reserve(backend.model, backend.count_tokens(messages), 300, local=backend.local)
-                    completion = await backend.complete(messages, BLOCKED_SCHEMA, name="provision_request",
-                                                        max_tokens=300, temperature=self.options.temperature)
+                    with self.meter.spending(backend.model, backend.count_tokens(messages), 300,
+                                             local=backend.local) as bill:
+                        completion = await backend.complete(messages, BLOCKED_SCHEMA, name="provision_request",
+                                                            max_tokens=300, temperature=self.options.temperature)
+                        bill(usage, completion.tokens_in, completion.tokens_out)
                 except Undecided as why:
                     raise EnvironmentProblem(f"on-demand provisioning for {task.id} stopped: {why}") from None
-                self.meter.charge(usage, backend.model, completion.tokens_in, completion.tokens_out, local=backend.local)
                 usage.retries += completion.retries
                 try:
                     return parse_request(completion.text, MAX_COUNT)
