@@ -121,12 +121,13 @@ class Ledger:
     hold (each its worst case, until it is billed). One per run, shared by every episode
     and judge, whatever runs them at once: a call is made only when its worst case fits
     beside everything spent and held, so concurrent calls cannot overspend together.
-    A run on Ray shares the driver's with its workers (an actor holds it)."""
+    A run on Ray shares the driver's with its workers (a Ray actor of this class holds it).
+    ``spent``, ``refused``: the accounts it starts from."""
 
-    def __init__(self) -> None:
-        self.spent = 0.0  #: in the budget's currency
+    def __init__(self, spent: float = 0.0, refused: bool = False) -> None:
+        self.spent = spent  #: in the budget's currency
         self.held = 0.0
-        self.refused = False  #: a call did not fit: the budget is spent for this run's purposes
+        self.refused = refused  #: a call did not fit: the budget is spent for this run's purposes
         self._lock = threading.Lock()
 
     def hold(self, worst: float, limit: float) -> tuple[bool, float, float]:

@@ -50,6 +50,7 @@ from typing import Any, Callable, Sequence
 from pydantic import Field
 
 from docverify.check.verdict import Verdict
+from docverify.cost import Ledger
 from docverify.errors import ConfigError, EnvironmentProblem, UsageError
 from docverify.provision import Provisioner
 from docverify.run.backend import Backend, Work
@@ -58,7 +59,6 @@ from docverify.task import Task
 from docverify_ray.worker import (
     CRASH_ENV,
     SHIP_ENV,
-    BudgetKeeper,
     Finished,
     PaidCounter,
     ProcedureWorker,
@@ -67,7 +67,6 @@ from docverify_ray.worker import (
     WorkerSpec,
     receive,
     reclaim,
-    settled,
 )
 
 log = logging.getLogger(__name__)
@@ -135,7 +134,7 @@ class RayBackend(Backend):
             meter = work.meter
             if meter.budget is not None:  # the run's budget, spent from by the driver's and every worker's calls
                 spec.budget = (meter.budget.amount, meter.budget.currency)
-                spec.ledger = ray.remote(BudgetKeeper).options(num_cpus=0).remote(meter.spent)
+                spec.ledger = ray.remote(Ledger).options(num_cpus=0).remote(*meter.ledger.state())
                 meter.ledger = RemoteLedger(spec.ledger)
             spec.driver_node = ray.get_runtime_context().get_node_id()
             spec.turns = ray.remote(TurnRelay).options(num_cpus=0).remote()
@@ -147,7 +146,7 @@ class RayBackend(Backend):
             finally:
                 tick = time.perf_counter()
                 if spec.ledger is not None:  # the run's accounts, kept where the run's report reads them
-                    meter.ledger = settled(meter.ledger)
+                    meter.ledger = Ledger(*meter.ledger.state())
                 if joined:
                     ray.shutdown()  # a local Ray this command started stops: its workers, their browsers
                     self.remove_temp_dir()

@@ -75,7 +75,7 @@ class WorkerSpec:
     run_id: str | None = None  #: the driver's run (Provisioner.join_run: every worker tags with it)
     paid: Any = None  #: the run's :class:`PaidCounter` actor (Provisioner.count_paid_with: one limit for all)
     budget: tuple[float, str] | None = None  #: the run's ``--budget`` (amount, currency)
-    ledger: Any = None  #: the run's :class:`BudgetKeeper` actor: every worker's calls spend from one budget
+    ledger: Any = None  #: the run's :class:`Ledger` actor: every worker's calls spend from one budget
     driver_node: str | None = None  #: the driver's Ray node: a worker elsewhere sends its artifacts back
     turns: Any = None  #: the run's :class:`TurnRelay` actor: turns reach the driver's reporters as they are made
     ship: bool = False  #: :data:`SHIP_ENV`: send them back from every node
@@ -222,28 +222,10 @@ class PaidCounter:
         return self.count.made
 
 
-class BudgetKeeper:
-    """A Ray actor the driver starts for a run with ``--budget``: the run's :class:`Ledger`,
-    which every worker's calls hold their worst case in and spend from, one at a time, so
-    workers running at once cannot overspend the budget together."""
-
-    def __init__(self, spent: float = 0.0) -> None:
-        self.ledger = Ledger()
-        self.ledger.spent = spent
-
-    def hold(self, worst: float, limit: float) -> tuple[bool, float, float]:
-        return self.ledger.hold(worst, limit)
-
-    def settle(self, held: float, cost: float) -> None:
-        self.ledger.settle(held, cost)
-
-    def state(self) -> tuple[float, bool]:
-        return self.ledger.state()
-
-
 class RemoteLedger(Ledger):
-    """A process's view of the run's :class:`Ledger`, held by the driver's
-    :class:`BudgetKeeper` (each call's hold and bill are answered there)."""
+    """A process's view of the run's :class:`Ledger`, held by a Ray actor the driver
+    starts for a run with ``--budget`` (each call's hold and bill are answered there, one
+    at a time, so workers running at once cannot overspend the budget together)."""
 
     def __init__(self, actor: Any) -> None:
         super().__init__()
@@ -263,13 +245,6 @@ class RemoteLedger(Ledger):
         import ray
 
         return ray.get(self.actor.state.remote())
-
-
-def settled(ledger: Ledger) -> Ledger:
-    """A ledger of this process with ``ledger``'s accounts (the run's, read before Ray stops)."""
-    copy = Ledger()
-    copy.spent, copy.refused = ledger.state()
-    return copy
 
 
 class TurnRelay:
