@@ -167,27 +167,6 @@ def prompt_environment(folder: str | Path | None, builtin: Path) -> jinja2.Envir
                               keep_trailing_newline=False, autoescape=False)
 
 
-def compact_snapshot(snapshot: str, tokens: int) -> str:
-    """The page within ``tokens``: whole (less link targets) when it fits; else the
-    lines with refs and headings (what can be acted on), in page order, then a
-    count of the rest."""
-    budget = int(tokens * 3.5)
-    # link targets are noise to a model (the link's name says where it goes)
-    lines = [line for line in snapshot.splitlines() if not line.lstrip().startswith("- /url:")]
-    if sum(len(line) + 1 for line in lines) <= budget:
-        return "\n".join(lines)
-    keep = [i for i, line in enumerate(lines) if "[ref=" in line or "heading" in line or "alert" in line]
-    chosen: set[int] = set()
-    used = 0
-    for index in keep:
-        if used + len(lines[index]) + 1 > budget:
-            break
-        chosen.add(index)
-        used += len(lines[index]) + 1
-    text = "\n".join(lines[i] for i in sorted(chosen))
-    return text + f"\n… ({len(lines) - len(chosen)} more lines not shown)"
-
-
 def get_engine(name: str) -> type[Engine]:
     """The engine class registered as ``name`` (``openai``, ``llamacpp``, ``vllm``);
     a PluginError listing the installed ones when there is none."""

@@ -24,9 +24,10 @@ from typing import Any
 from pydantic import Field as Option
 
 from docverify.cost import CostMeter
-from docverify.engines import Engine, compact_snapshot, prompt_environment, with_image
+from docverify.engines import Engine, prompt_environment, with_image
 from docverify.errors import Undecided
 from docverify.execute.actions import Action, ActionKind, Observation
+from docverify.execute.compact import compact_snapshot, shown_refs
 from docverify.execute.policy import Episode, Policy
 from docverify.scrub import scrub
 from docverify.task import Task
@@ -88,11 +89,12 @@ class Agent:
 
     async def decide(self, observation: Observation, *, subgoal: str | None = None) -> Action:
         """The model's next action for ``observation``."""
-        messages = self.messages(observation, subgoal)
+        page = self.page(observation, subgoal)
+        messages = self.messages(observation, subgoal, page)
         if self.options.vision and observation.screenshot and self.backend.supports_images:
             messages = with_image(messages, observation.screenshot)
         problems: list[str] = []
-        schema = self.schema(observation)
+        schema = self.schema(observation, page)
         for _ in range(self.options.max_invalid + 1):
             text = await self.call(messages, schema)
             try:
@@ -110,12 +112,13 @@ class Agent:
         raise Undecided(f"the model gave no usable action in {self.options.max_invalid + 1} tries "
                         f"(last problem: {problems[-1]})")
 
-    def schema(self, observation: Observation) -> dict[str, Any]:
+    def schema(self, observation: Observation, page: str) -> dict[str, Any]:
         """This turn's answer schema; for a constrained decoder, refs and step numbers
-        are the page's and the doc's own (it cannot name an element that is not there)."""
+        are the ones the prompt shows (``page``: it cannot name an element it was not
+        shown) and the doc's own."""
         if not self.backend.constrained:
             return action_schema(self.backend.max_text)
-        refs = [e.ref for e in observation.elements if e.ref]
+        refs = shown_refs(page) or [e.ref for e in observation.elements if e.ref]
         steps = [s.number for s in self.task.procedure.all_steps()]
         return variant_schema(self.backend.max_text, refs=refs, steps=steps)
 
@@ -172,14 +175,30 @@ class Agent:
 
     # -- the prompt ---------------------------------------------------------------------
 
-    def messages(self, observation: Observation, subgoal: str | None) -> list[dict[str, Any]]:
+    def page(self, observation: Observation, subgoal: str | None) -> str:
+        """The page as the prompt shows it: within the observation budget, what the
+        current step and the next one name first (:mod:`docverify.execute.compact`)."""
+        return compact_snapshot(observation.snapshot, self.options.observation_tokens, self.focus(subgoal))
+
+    def focus(self, subgoal: str | None) -> str:
+        """The words the page is cut around: the sub-goal, the current step and the next
+        (with their form fields), as the prompt shows them."""
+        steps = self.task.procedure.all_steps()
+        at = next((i for i, step in enumerate(steps) if step.number == self.state.current_step), 0)
+        parts = [subgoal or ""]
+        for step in steps[at:at + 2]:
+            parts.append(self.task.resolve(step.text))
+            parts += [f"{f.name} {self.task.resolve(f.value or '')}" for f in step.fields]
+        return "\n".join(parts)
+
+    def messages(self, observation: Observation, subgoal: str | None, page: str | None = None) -> list[dict[str, Any]]:
         system = self.prompts.get_template("agent_system.j2").render(subgoal=subgoal)
         history, omitted = self.compact_history()
         user = self.prompts.get_template("agent_turn.j2").render(
             goal=self.task.goal, region=self.task.region, subgoal=subgoal, path=self.task.procedure.path,
             steps=self.step_lines(), reports=self.state.reports, history=history, omitted=omitted,
             url=observation.url, title=observation.title, error=observation.error,
-            snapshot=compact_snapshot(observation.snapshot, self.options.observation_tokens))
+            snapshot=self.page(observation, subgoal) if page is None else page)
         return [{"role": "system", "content": scrub(system)}, {"role": "user", "content": scrub(user)}]
 
     def step_lines(self) -> list[dict[str, Any]]:

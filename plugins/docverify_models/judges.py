@@ -24,12 +24,12 @@ from docverify.engines import (
     EndpointOptions,
     Engine,
     EngineName,
-    compact_snapshot,
     get_engine,
     parse_json_object,
     prompt_environment,
 )
 from docverify.errors import DocverifyError, Undecided
+from docverify.execute.compact import compact_snapshot
 from docverify.report.trajectory import CheckResult
 from docverify.scrub import scrub
 from docverify.task import Task
@@ -156,7 +156,7 @@ class JudgesChecker(Checker):
             steps=[{"number": s.number, "text": task.resolve(s.text)} for s in task.procedure.all_steps()],
             actions=actions, findings=[f.message for f in evidence.findings], events=events,
             url=final.url if final else "", title=final.title if final else "",
-            snapshot=compact_snapshot(final.snapshot, self.options.observation_tokens) if final else "(no page)")
+            snapshot=compact_snapshot(final.snapshot, self.options.observation_tokens, task.goal) if final else "(no page)")
         system = self.prompts.get_template("judge_system.j2").render()
         return [{"role": "system", "content": scrub(system)}, {"role": "user", "content": scrub(user)}]
 

@@ -238,7 +238,7 @@ def test_history_is_compacted_past_its_budget():
 
 
 def test_a_large_page_is_compacted_to_what_can_be_acted_on():
-    from docverify.engines import compact_snapshot
+    from docverify.execute.compact import compact_snapshot
 
     lines = [f'- paragraph: filler text number {i} ' + "x" * 60 for i in range(200)]
     lines.insert(150, '- button "Create Bucket" [ref=e13]')
@@ -279,3 +279,22 @@ def test_vllm_without_vllm_or_a_gpu_says_so_before_anything_runs(tmp_path):
     assert done.returncode == 2, done.stderr
     assert "the vllm policy needs" in done.stderr and ("CUDA GPU" in done.stderr)
     assert "Traceback" not in done.stderr
+
+
+def test_a_constrained_decoder_can_name_only_the_elements_its_prompt_shows():
+    """A page over the observation budget is cut around the current step; the grammar's
+    refs are the ones the prompt shows, not every element of the page."""
+    from types import SimpleNamespace
+
+    from docverify_models.agent import Agent, ModelOptions
+
+    menu = "\n".join(f'  - link "Product {i} console" [ref=n{i}]' for i in range(80))
+    big = Observation(PAGE.url, PAGE.title, f"- banner [ref=b1]:\n{menu}\n{PAGE.snapshot}")
+    backend = SimpleNamespace(constrained=True, max_text=100)
+    agent = Agent(task(), backend, ModelOptions(observation_tokens=200), meter=None, usage=None)
+    page = agent.page(big, None)
+    assert 'button "Create Bucket" [ref=e13]' in page and "[ref=n79]" not in page
+    refs = json.dumps(agent.schema(big, page))
+    assert '"e13"' in refs and '"n79"' not in refs
+    user = agent.messages(big, None, page)[1]["content"]
+    assert page in user

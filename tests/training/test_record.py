@@ -75,6 +75,35 @@ def test_the_teachers_actions_become_answers_the_student_reads_back_on_its_own_p
     assert (read.kind, read.ref, read.value, read.step) == (second.kind, second.ref, second.value, second.step)
 
 
+def test_an_action_on_an_element_the_students_prompt_did_not_show_is_counted():
+    """A page over the student's observation budget is cut; the teacher sees the whole page.
+    A click on an element the cut page left out teaches the student to name refs it cannot
+    see: the recording counts it (the filters drop such an attempt)."""
+    chrome = "\n".join(f'  - link "Product {i} console" [ref=n{i}]' for i in range(60))
+    big = f"- banner [ref=b1]:\n{chrome}\n- main [ref=e1]:\n  - heading \"Buckets\" [level=1] [ref=e2]\n" \
+          '  - button "Create Bucket" [ref=e3]\n  - button "Refresh" [ref=e4]'
+    the_task = task()
+    loop = asyncio.new_event_loop()
+    try:
+        for tokens, unseen in ((200, 0), (10_000, 0)):
+            recording = Recording(the_task)
+            episode = RecordingEpisode(LiteralPolicy().start(the_task), the_task,
+                                       LlamaCppOptions(observation_tokens=tokens), "literal", 100, recording)
+            assert loop.run_until_complete(episode.next_action(page(big))).ref == "e3"
+            assert recording.unseen == unseen
+            assert 'button "Create Bucket" [ref=e3]' in recording.turns[0].prompt[1]["content"]
+        # the button in a table row too long for the budget: a row is shown whole or not at all
+        blind = Recording(the_task)
+        cells = "\n".join(f'    - cell "value {i}" [ref=c{i}]' for i in range(80))
+        agent_page = f'- main [ref=e1]:\n  - heading "Buckets" [level=1] [ref=e2]\n  - row [ref=r1]:\n{cells}\n    - button "Create Bucket" [ref=e3]'
+        episode = RecordingEpisode(LiteralPolicy().start(the_task), the_task, LlamaCppOptions(observation_tokens=200),
+                                   "literal", 100, blind)
+        assert loop.run_until_complete(episode.next_action(page(agent_page))).ref == "e3"
+        assert blind.unseen == 1 and "[ref=e3]" not in blind.turns[0].prompt[1]["content"]
+    finally:
+        loop.close()
+
+
 @pytest.mark.parametrize("action", [
     Action(ActionKind.GOTO, value="http://console.test/oss", step="1"),
     Action(ActionKind.DONE, status="success", message="every step followed"),
@@ -112,6 +141,7 @@ FILL = {"kind": "fill", "ref": "e6", "value": "x"}
     (turns(CLICK, FILL), {"success": False}, "not successful"),
     (turns(CLICK, FILL), {"invalid_outputs": 1}, "invalid output"),
     (turns(CLICK, FILL), {"unreadable": 1}, "unreadable answer"),
+    (turns(CLICK, FILL), {"unseen": 1}, "unseen element"),
     (turns(CLICK, FILL, failed=0), {}, "failed action"),
     (turns(CLICK, CLICK, CLICK, FILL), {}, "loop"),
     (turns(CLICK, FILL, CLICK, FILL, CLICK, FILL, CLICK), {"steps": 10}, "loop"),  # the same click 4 times on one page

@@ -7,6 +7,9 @@ order; the first that holds is the reason it was dropped, and each reason is cou
 - ``invalid output``: the teacher's model gave an answer that failed the schema;
 - ``unreadable answer``: a recorded answer that the student's loop would not read back
   as the teacher's action (a ref not on the page, a value the schema refuses);
+- ``unseen element``: the teacher acted on an element the student's prompt did not
+  show (the page was cut to the student's observation budget): an example that would
+  teach the student to name elements it cannot see;
 - ``failed action``: an action the console answered with an error;
 - ``loop``: the same action (kind, element, value) more than ``max_repeats`` times in
   a row, or on the same page more than ``max_repeats + 1`` times in all;
@@ -19,7 +22,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-REASONS = ("not successful", "invalid output", "unreadable answer", "failed action", "loop", "redundant turns")
+REASONS = ("not successful", "invalid output", "unreadable answer", "unseen element", "failed action", "loop",
+           "redundant turns")
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,7 @@ def _key(action: dict[str, Any]) -> tuple:
 
 
 def drop_reason(turns: list[Any], *, success: bool, steps: int, invalid_outputs: int = 0, unreadable: int = 0,
-                filters: Filters = Filters()) -> str | None:
+                unseen: int = 0, filters: Filters = Filters()) -> str | None:
     """Why this attempt is not kept (one of :data:`REASONS`), or None to keep it.
     ``turns``: recorded turns (``action`` dicts, ``outcome``, ``url``)."""
     if not success:
@@ -43,6 +47,8 @@ def drop_reason(turns: list[Any], *, success: bool, steps: int, invalid_outputs:
         return "invalid output"
     if unreadable:
         return "unreadable answer"
+    if unseen:
+        return "unseen element"
     if any(turn.outcome == "failed" for turn in turns):
         return "failed action"
     run, last = 0, None

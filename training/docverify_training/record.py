@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from docverify.execute.actions import Action, ActionKind, Observation
+from docverify.execute.compact import shown_refs
 from docverify.execute.policy import Episode, Policy
 from docverify.scrub import scrub
 from docverify.task import Task
@@ -102,6 +103,7 @@ class Recording:
     turns: list[TrajectoryTurn] = field(default_factory=list)
     invalid_outputs: int = 0  #: answers the teacher's model gave that failed the schema
     unreadable: int = 0  #: answers the student's loop would not read back as the teacher's action
+    unseen: int = 0  #: actions on an element the student's prompt did not show
 
 
 class RecordingEpisode(Episode):
@@ -122,13 +124,16 @@ class RecordingEpisode(Episode):
             turns[-1].outcome = "failed" if observation.error else "ok"
             turns[-1].error = observation.error
         self.shadow.outcome(observation)
-        prompt = self.shadow.messages(observation, None)
+        page = self.shadow.page(observation, None)
+        prompt = self.shadow.messages(observation, None, page)
         before = (self.usage.tokens_in, self.usage.tokens_out)
         action = await self.inner.next_action(observation)
         self.recording.invalid_outputs = self.usage.invalid_outputs
         completion = answer_text(action, self.task, self.max_text)
         if not reads_back(completion, action, observation, self.task):
             self.recording.unreadable += 1
+        if action.ref and action.ref not in shown_refs(page):
+            self.recording.unseen += 1
         turns.append(TrajectoryTurn(len(turns), prompt, completion, action.to_dict(), action.step,
                                     action.by or self.teacher, observation.url, outcome="end",
                                     tokens_in=self.usage.tokens_in - before[0],

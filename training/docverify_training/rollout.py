@@ -139,7 +139,8 @@ class TrajectoryWriter:
             else:
                 reason = drop_reason(recording.turns, success=bool(attempt["success"]) and not attempt["env_error"],
                                      steps=len(task.procedure.all_steps()), invalid_outputs=recording.invalid_outputs,
-                                     unreadable=recording.unreadable, filters=self.filters)
+                                     unreadable=recording.unreadable, unseen=recording.unseen,
+                                     filters=self.filters)
             if reason is None:
                 trajectory = trajectory_of(recording, attempt, task, self.teacher, self.student.name)
                 with self.out.open("a", encoding="utf-8") as lines:

@@ -250,7 +250,7 @@ class ResourceCoderProvisioner(TerraformProvisioner):
 
     async def decide(self, task: Any, message: str, page: str, scope: _Scope, usage: Usage) -> BlockedRequest | None:
         """Ask the model what to create (None: nothing would help)."""
-        from docverify.engines import compact_snapshot
+        from docverify.execute.compact import compact_snapshot
 
         prompts = prompt_environment(self.options.prompts_dir)
         existing = [line for report in scope.reports for line in report.describe()]
@@ -258,7 +258,7 @@ class ResourceCoderProvisioner(TerraformProvisioner):
         system = prompts.get_template("blocked_system.j2").render(vocabulary=vocabulary())
         user = prompts.get_template("blocked_user.j2").render(
             goal=task.goal, steps=[{"number": s.number, "text": task.resolve(s.text)} for s in task.procedure.all_steps()],
-            message=message, existing=existing, page=compact_snapshot(page or "(no page)", self.options.observation_tokens))
+            message=message, existing=existing, page=compact_snapshot(page or "(no page)", self.options.observation_tokens, message))
         messages: list[dict[str, Any]] = [{"role": "system", "content": scrub(system)},
                                           {"role": "user", "content": scrub(user)}]
         backend = backend_from_options(self.options)()
