@@ -11,8 +11,10 @@ can be acted on (those with a ref), headings and alerts, chosen in this order un
 budget is spent, and shows them in page order:
 
 1. an open dialog and alerts (what the console asks or says right now);
-2. the elements that share words with the ``focus`` (the step being followed and the
-   next one): the step's labels, its resource's table row;
+2. the elements that share words with the ``focus``: texts in order of importance (the
+   step being followed, then the next ones), each word weighing more the earlier its text
+   and the fewer elements of the page have it ("console" on every product link says little,
+   "Trails" on one link says much): the step's labels, its resource's table row;
 3. the main content, then side navigation, then the console's header and footer.
 
 A table row and a drop-down list with its options go in whole or not at all, so a row's
@@ -23,10 +25,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 #: characters of a page's text per token (the budgets are in tokens)
 CHARS_PER_TOKEN = 3.5
+#: how much a focus text's words weigh, by its place: the current step, the next, the one after
+FOCUS_WEIGHTS = (1.0, 0.7, 0.5, 0.35)
 
 _ROLE = re.compile(r"^(?P<indent>\s*)- '?(?P<role>[a-zA-Z]+)\b")
 _REF = re.compile(r"\[ref=([^\]]+)\]")
@@ -63,7 +69,7 @@ class _Unit:
     area: int = 0
     urgent: bool = False
     words: set[str] = field(default_factory=set)
-    score: int = 0
+    score: float = 0.0
 
 
 def terms(text: str) -> set[str]:
@@ -82,7 +88,7 @@ def shown_refs(text: str) -> list[str]:
     return _REF.findall(text)
 
 
-def compact_snapshot(snapshot: str, tokens: int, focus: str = "") -> str:
+def compact_snapshot(snapshot: str, tokens: int, focus: str | Sequence[str] = ()) -> str:
     """The page within ``tokens``: whole (less link targets) when it fits, else the lines
     ranked as the module says, in page order, then a count of the rest."""
     budget = int(tokens * CHARS_PER_TOKEN)
@@ -90,10 +96,11 @@ def compact_snapshot(snapshot: str, tokens: int, focus: str = "") -> str:
     lines = [line for line in snapshot.splitlines() if not line.lstrip().startswith("- /url:")]
     if sum(len(line) + 1 for line in lines) <= budget:
         return "\n".join(lines)
-    wanted = terms(focus)
     chosen: set[int] = set()
     used = 0
-    for unit in sorted(_units(lines, wanted), key=lambda u: (not u.urgent, -u.score, u.area, u.lines[0])):
+    units = _units(lines)
+    _score(units, [focus] if isinstance(focus, str) else list(focus))
+    for unit in sorted(units, key=lambda u: (not u.urgent, -u.score, u.area, u.lines[0])):
         if used + unit.size > budget:
             continue  # a smaller unit further down may still fit
         chosen.update(unit.lines)
@@ -102,7 +109,7 @@ def compact_snapshot(snapshot: str, tokens: int, focus: str = "") -> str:
     return text + f"\n… ({len(lines) - len(chosen)} more lines not shown)"
 
 
-def _units(lines: list[str], wanted: set[str]) -> list[_Unit]:
+def _units(lines: list[str]) -> list[_Unit]:
     """The lines that can be shown (refs, headings, alerts, a list's options), grouped into
     units and ranked."""
     units: list[_Unit] = []
@@ -129,9 +136,20 @@ def _units(lines: list[str], wanted: set[str]) -> list[_Unit]:
         unit.size += len(line) + 1
         unit.urgent |= any(r in _DIALOG or r == "alert" for r in roles)
         unit.words |= terms(content)
-    for unit in units:
-        unit.score = len(unit.words & wanted)
     return [unit for unit in units if unit.lines]
+
+
+def _score(units: list[_Unit], focus: list[str]) -> None:
+    """Each unit's score: the weights of the focus words it has, each divided by the number
+    of units that have it."""
+    weights: dict[str, float] = {}
+    for place, text in enumerate(focus):
+        weight = FOCUS_WEIGHTS[min(place, len(FOCUS_WEIGHTS) - 1)]
+        for term in terms(text):
+            weights[term] = max(weights.get(term, 0.0), weight)
+    spread = Counter(term for unit in units for term in unit.words & weights.keys())
+    for unit in units:
+        unit.score = sum(weights[term] / spread[term] for term in unit.words & weights.keys())
 
 
 def _showable(line: str, role: str, content: str, roles: list[str]) -> bool:

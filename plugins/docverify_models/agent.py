@@ -180,16 +180,17 @@ class Agent:
         current step and the next one name first (:mod:`docverify.execute.compact`)."""
         return compact_snapshot(observation.snapshot, self.options.observation_tokens, self.focus(subgoal))
 
-    def focus(self, subgoal: str | None) -> str:
-        """The words the page is cut around: the sub-goal, the current step and the next
-        (with their form fields), as the prompt shows them."""
+    def focus(self, subgoal: str | None) -> list[str]:
+        """What the page is cut around, most important first: the sub-goal, the current step
+        and the two after it (a step that needs no action leaves the current one behind),
+        each with its form fields, as the prompt shows them."""
         steps = self.task.procedure.all_steps()
         at = next((i for i, step in enumerate(steps) if step.number == self.state.current_step), 0)
-        parts = [subgoal or ""]
-        for step in steps[at:at + 2]:
-            parts.append(self.task.resolve(step.text))
-            parts += [f"{f.name} {self.task.resolve(f.value or '')}" for f in step.fields]
-        return "\n".join(parts)
+        texts = [subgoal] if subgoal else []
+        for step in steps[at:at + 3]:
+            texts.append("\n".join([self.task.resolve(step.text),
+                                     *(f"{f.name} {self.task.resolve(f.value or '')}" for f in step.fields)]))
+        return texts
 
     def messages(self, observation: Observation, subgoal: str | None, page: str | None = None) -> list[dict[str, Any]]:
         system = self.prompts.get_template("agent_system.j2").render(subgoal=subgoal)

@@ -93,3 +93,20 @@ def test_chinese_steps_match_by_their_characters():
 ])
 def test_the_words_that_can_name_an_element(text, expected):
     assert terms(text) == expected
+
+
+def test_a_word_on_every_product_link_weighs_less_than_one_on_a_single_link():
+    """The teacher is on step 3 while the prompt's pointer is still on step 1 (step 2
+    needed no action): "console" of step 1 is on every product link, "Trails" of step 3
+    on one: that link is shown, ahead of the rows that fill the rest."""
+    nav = "\n".join(f'      - link "{name}" [ref=s{i}]' for i, name in enumerate(["Event Query", "Trails"]))
+    rows = "\n".join(f'      - row [ref=r{i}]:\n        - cell "event {i} of ActionTrail" [ref=c{i}]\n'
+                     f'        - cell "{"x" * 120}" [ref=d{i}]' for i in range(12))
+    page = (ECS.split("  - generic [ref=f4e29]:")[0] + "  - generic [ref=g1]:\n"
+            f"    - navigation \"ActionTrail navigation\" [ref=n1]:\n{nav}\n    - main [ref=m1]:\n"
+            f"      - heading \"Query Event Details\" [level=1] [ref=h1]\n{rows}")
+    focus = ["Log on to the ActionTrail console.", "In the top navigation bar, select a region.",
+             "In the left-side navigation pane, click Trails."]
+    text = compact_snapshot(page, tokens=400, focus=focus)
+    assert 'link "Trails" [ref=s1]' in text and 'combobox "Region"' in text
+    assert 'link "ActionTrail console"' in text and "[ref=r11]" not in text
