@@ -111,7 +111,7 @@ def compact_snapshot(snapshot: str, tokens: int, focus: str | Sequence[str] = ()
 
 def _units(lines: list[str]) -> list[_Unit]:
     """The lines that can be shown (refs, headings, alerts, a list's options), grouped into
-    units and ranked."""
+    units, each with its area and whether it is in a dialog or an alert."""
     units: list[_Unit] = []
     stack: list[tuple[int, str, _Unit | None]] = []  # the open ancestors: indent, role, the unit they started
     for index, line in enumerate(lines):
