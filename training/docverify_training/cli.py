@@ -1,4 +1,4 @@
-"""``docverify rollout``."""
+"""``docverify rollout`` and ``docverify train`` (``sft``, ``grpo``, ``accuracy``)."""
 
 from __future__ import annotations
 
@@ -267,3 +267,81 @@ def grpo(ctx: click.Context, model: str, tasks_dir: Path | None, categories: tup
                f"dropped {report['dropped']}, crashed {report['crashed']}, peak memory {report['peak_rss_mb']:.0f} MB")
     click.echo("time: " + ", ".join(f"{key} {value:.0f} s" for key, value in sorted(report["time_s"].items())))
     return finish(report, output, template, config.gguf_dtype)
+
+
+@train.command(context_settings=CONTEXT_SETTINGS)
+@click.option("--data", "data", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Trajectory files (JSONL, `docverify rollout --out`); repeatable.")
+@click.option("--exclude", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Trajectories to leave out, e.g. the training data (`train sft --data`); repeatable.")
+@click.option("--student", default="llamacpp", show_default=True,
+              help="The model policy that answers ([policy.NAME] options apply, e.g. its model_path).")
+@click.option("--turns", type=click.IntRange(1), default=None,
+              help="About this many turns: whole trajectories drawn at random (--seed), the same draw for "
+                   "every model; default all.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Which draw --turns takes.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the figures and every turn's answer here (JSON).")
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+@click.option("--set", "-O", "options", multiple=True, metavar="KEY=VALUE",
+              help="Any configuration key, e.g. -O policy.llamacpp.model_path=runs/sft/model.gguf (repeatable).")
+@click.pass_context
+def accuracy(ctx: click.Context, data: tuple[Path, ...], exclude: tuple[Path, ...], student: str, turns: int | None,
+             seed: int, out: Path | None, as_json: bool, options: tuple[str, ...]) -> int:
+    """Next-action accuracy on held-out trajectories: the --student policy's model answers
+    each recorded turn's prompt (constrained as in the agent loop) and an answer matches
+    when its action, element and value are the teacher's. Minutes, where `bench run`
+    takes an hour: a first look between training runs, not the measure that counts (a
+    model can match most turns and still miss a task's goal).
+
+    \b
+      docverify train accuracy --data sft/oracle.jsonl --exclude sft/train.jsonl --turns 200 \\
+          -O policy.llamacpp.model_path=runs/sft/model.gguf
+    """
+    import asyncio
+    import json
+
+    from docverify.cli.check import parse_assignments
+    from docverify_training import accuracy as measure
+    from docverify_training.rollout import Student
+    from docverify_training.trajectory import ReadProblems, read_trajectories
+
+    if not data:
+        raise UsageError("no --data given", hint="give trajectories `docverify rollout --out` wrote")
+    problems = ReadProblems()
+    try:
+        trajectories = list(read_trajectories(data, problems))
+        left_out = list(read_trajectories(exclude, problems))
+    except OSError as error:
+        raise UsageError(f"{error.filename}: {error.strerror}") from None
+    if problems.skipped:
+        click.echo(f"skipped {problems.skipped} malformed line(s); the first: {problems.first}", err=True)
+    chosen = measure.held_out(trajectories, left_out)
+    if turns is not None:
+        chosen = measure.sample(chosen, turns, seed)
+    if not chosen:
+        raise UsageError("no trajectory left to score", hint="--exclude left none of --data")
+    others = sorted({t.student for t in chosen} - {student})
+    if others:
+        click.echo(f"warning: some trajectories are in the prompt format of {', '.join(others)}, not {student}",
+                   err=True)
+    app = get_app(ctx)
+    overrides = parse_assignments(options)
+    config = app.checked_config(overrides, {key: f"-O {key}" for key in overrides})
+    learner = Student.configured(student, config, app.plugins)
+    engine = app.plugins.registry("policies").get(student)(learner.options).make_backend()
+    total = sum(len(t.turns) for t in chosen)
+    click.echo(f"{len(chosen)} trajectories, {total} turns; {student} with {engine.model}", err=True)
+    try:
+        result = asyncio.run(measure.score(engine, chosen, progress=lambda done, of: click.echo(
+            f"  {done}/{of} turns", err=True) if done % 50 == 0 or done == of else None))
+    finally:
+        engine.close()
+    summary = result.summary()
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"model": engine.model, "student": student, "data": [str(p) for p in data],
+                                   "exclude": [str(p) for p in exclude], "seed": seed, **result.to_dict()},
+                                  indent=1, ensure_ascii=False), encoding="utf-8")
+    click.echo(json.dumps(summary, indent=1) if as_json else "\n".join(measure.describe(summary)))
+    return 0
