@@ -177,7 +177,7 @@ class Agent:
 
     def page(self, observation: Observation, subgoal: str | None) -> str:
         """The page as the prompt shows it: within the observation budget, what the
-        current step and the next one name first (:mod:`docverify.execute.compact`)."""
+        steps in focus name first (:meth:`focus`, :mod:`docverify.execute.compact`)."""
         return compact_snapshot(observation.snapshot, self.options.observation_tokens, self.focus(subgoal))
 
     def focus(self, subgoal: str | None) -> list[str]:
