@@ -31,7 +31,7 @@ from docverify.execute.compact import compact_snapshot, shown_refs
 from docverify.execute.policy import Episode, Policy
 from docverify.scrub import scrub
 from docverify.task import Task
-from docverify_models.schema import InvalidAnswer, action_schema, to_action, variant_schema
+from docverify_models.schema import InvalidAnswer, answer_schema, to_action
 
 PROMPTS = Path(__file__).parent / "prompts"
 #: Words of actions that destroy or change what exists: allowed only when the task asks for them.
@@ -116,11 +116,8 @@ class Agent:
         """This turn's answer schema; for a constrained decoder, refs and step numbers
         are the ones the prompt shows (``page``: it cannot name an element it was not
         shown) and the doc's own."""
-        if not self.backend.constrained:
-            return action_schema(self.backend.max_text)
-        refs = shown_refs(page) or [e.ref for e in observation.elements if e.ref]
-        steps = [s.number for s in self.task.procedure.all_steps()]
-        return variant_schema(self.backend.max_text, refs=refs, steps=steps)
+        return answer_schema(self.backend, refs=shown_refs(page) or [e.ref for e in observation.elements if e.ref],
+                             steps=[s.number for s in self.task.procedure.all_steps()])
 
     async def call(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> str:
         tokens_in = self.backend.count_tokens(messages)

@@ -85,6 +85,15 @@ def variant_schema(max_text: int, *, refs: Sequence[str], steps: Sequence[str]) 
     return {"description": "Your thought, then exactly one action.", "anyOf": branches}
 
 
+def answer_schema(engine: Any, *, refs: Sequence[str], steps: Sequence[str]) -> dict[str, Any]:
+    """The schema a turn's answer is asked in: for a grammar-constrained ``engine`` one
+    branch per action with ``refs`` and ``steps`` as enums (it cannot name an element or a
+    step that is not there), else the plain schema within the engine's text bound."""
+    if not engine.constrained:
+        return action_schema(engine.max_text)
+    return variant_schema(engine.max_text, refs=refs, steps=steps)
+
+
 def to_action(text: str, observation: Observation, task: Task) -> Action:
     """The :class:`Action` in the model's ``text``; :class:`InvalidAnswer` says what is wrong."""
     try:

@@ -102,15 +102,12 @@ def _text(value: Any) -> str:
 def turn_schema(engine: Engine, prompt: list[dict[str, str]]) -> dict[str, Any]:
     """The answer schema the agent loop gives ``engine`` for this prompt: for a constrained
     decoder, the refs the prompt's page shows and the step numbers its procedure lists."""
-    from docverify_models.schema import action_schema, variant_schema
+    from docverify_models.schema import answer_schema
 
-    if not engine.constrained:
-        return action_schema(engine.max_text)
     user = prompt[-1]["content"]
     page = _PAGE.search(user)
     procedure = user.split("# Procedure", 1)[-1].split("\n# ", 1)[0]
-    return variant_schema(engine.max_text, refs=shown_refs(page.group(1) if page else ""),
-                          steps=_STEP_LINE.findall(procedure))
+    return answer_schema(engine, refs=shown_refs(page.group(1) if page else ""), steps=_STEP_LINE.findall(procedure))
 
 
 async def score(engine: Engine, trajectories: Sequence[Trajectory], *, max_tokens: int = 320,
