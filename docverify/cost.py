@@ -57,6 +57,8 @@ class Usage(Record):
     tokens_out: int = 0
     model_turns: int = 0  #: actions a model chose
     literal_turns: int = 0  #: actions the literal policy chose (the hybrid policy counts both)
+    handovers: int = 0  #: steps the hybrid policy handed to its model
+    handovers_done: int = 0  #: of those, the ones the model finished (it answered done: success)
     invalid_outputs: int = 0  #: answers that failed the action schema and were retried
     retries: int = 0  #: transport retries (429, 5xx, timeouts)
     cost_usd: float | None = 0.0  #: None: some call had no USD price
@@ -82,6 +84,9 @@ class Usage(Record):
         if self.model_turns or self.literal_turns:
             turns = f"{self.model_turns} turn{'s' if self.model_turns != 1 else ''} decided by the model"
             parts.append(turns + (f", {self.literal_turns} literally" if self.literal_turns else ""))
+        if self.handovers:
+            parts.append(f"{self.handovers_done} of {self.handovers} hand-over{'s' if self.handovers != 1 else ''} "
+                         "finished by the model")
         if self.invalid_outputs:
             parts.append(f"{self.invalid_outputs} invalid answer{'s' if self.invalid_outputs != 1 else ''} retried")
         return " · ".join(parts)

@@ -198,6 +198,10 @@ def print_scores(scores: dict[str, Any]) -> None:
         extra = [f"env {100 * data['env_error_rate']:.0f}%", f"{data['duration_s_per_task'] or 0:.1f}s/task"]
         if cost:
             extra.append(f"${cost:.4f}/task")
+        handed = data.get("handovers")
+        if handed and handed["handovers"]:
+            extra.append(f"hand-overs {handed['done']}/{handed['handovers']} finished, "
+                         f"{handed['goal_reached']}/{handed['attempts']} attempts reached the goal")
         return f"  {name:<14} {data['scored']:>4} tasks  " + "  ".join(passes + extra)
 
     click.echo(line("all", scores["all"]))

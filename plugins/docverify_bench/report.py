@@ -80,9 +80,30 @@ def markdown(named: Sequence[tuple[str, Mapping[str, Any]]], plots: Sequence[Pat
                      + "".join(f" | {causes.get(cause, 0)}" for cause in NAMED_CAUSES)
                      + f" | {sum(n for cause, n in causes.items() if cause not in NAMED_CAUSES)}"
                      + f" | {data.get('setup_s_per_task') or 0:.1f} s |")
+    lines += handover_lines(scored)
     if plots:
         lines += ["", "## Plots", ""] + [f"![{path.stem}]({path.name})" for path in plots]
     return "\n".join(lines) + "\n"
+
+
+def handover_lines(scored: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """The hybrid hand-overs section (none when no run records hand-overs)."""
+    rows = [(name, scores["all"]["handovers"]) for name, scores in scored if "handovers" in scores["all"]]
+    if not any(data["attempts"] for _, data in rows):
+        return []
+
+    def share(n: int, rate: float | None) -> str:
+        return f"{n} ({100 * rate:.1f}%)" if rate is not None else "—"
+
+    lines = ["", "## Hand-overs", "",
+             "Steps a hybrid policy's literal follower could not do and handed to its model: how many the model "
+             "said it finished, and how many of the attempts with a hand-over reached the goal (audit log).", "",
+             "| run | attempts with a hand-over | hand-overs | finished by the model | goal reached |",
+             "|---|---:|---:|---:|---:|"]
+    for name, data in rows:
+        lines.append(f"| {name} | {data['attempts']} | {data['handovers']} | {share(data['done'], data['done_rate'])} "
+                     f"| {share(data['goal_reached'], data['goal_rate'])} |")
+    return lines
 
 
 def pyplot() -> Any:

@@ -79,6 +79,7 @@ def attempt_record(task: BenchTask, run: int, result: ProcedureResult, *, provis
         "duration_s": round(result.duration_s, 3), "setup_s": round(result.setup_s, 3), "turns": len(result.turns),
         "findings": len(result.drift), "calls": usage.calls, "tokens_in": usage.tokens_in,
         "tokens_out": usage.tokens_out, "cost_usd": usage.cost_usd, "cost_cny": usage.cost_cny,
+        "handovers": usage.handovers, "handovers_done": usage.handovers_done,
     }
 
 

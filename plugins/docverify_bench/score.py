@@ -11,6 +11,10 @@ was missing or provisioning failed. A stack that could not be destroyed afterwar
 is an ENV_ERROR too, but the task was ready when it ran. (Where provisioning made
 what a task declares, a policy's claim that a prerequisite is missing is its own
 failure, not an ENV_ERROR: see :func:`docverify_bench.run.attempt_record`.)
+
+A hybrid policy's *hand-overs* (the steps its literal follower could not do, handed to
+its model) are scored twice: the share the model said it finished, and the share of
+attempts with a hand-over that then reached the goal, which the audit log decides.
 """
 
 from __future__ import annotations
@@ -102,7 +106,25 @@ def score_group(runs: Sequence[TaskRuns], *, seed: int = 0) -> dict[str, Any]:
     for key in ("cost_usd", "tokens_in", "tokens_out", "calls", "turns", "duration_s", "setup_s"):
         values = _per_task(runs, key)
         out[f"{key}_per_task"] = round(mean(values), 6) if values else None
+    handovers = handover_scores([a for t in runs for a in t.attempts])
+    if handovers is not None:
+        out["handovers"] = handovers
     return out
+
+
+def handover_scores(attempts: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """How a hybrid policy's hand-overs went, over the attempts that count (None: the
+    attempts do not record hand-overs, as a result file from before they were counted)."""
+    counted = [a for a in attempts if "handovers" in a and not a["env_error"]]
+    if not counted:
+        return None
+    handed = [a for a in counted if a["handovers"]]
+    total = sum(a["handovers"] for a in handed)
+    done = sum(a.get("handovers_done", 0) for a in handed)
+    passed = sum(bool(a["success"]) for a in handed)
+    return {"attempts": len(handed), "handovers": total, "done": done,
+            "done_rate": done / total if total else None,
+            "goal_reached": passed, "goal_rate": passed / len(handed) if handed else None}
 
 
 def score(tasks: Mapping[str, Mapping[str, str]], attempts: Iterable[Mapping[str, Any]], *,

@@ -168,6 +168,7 @@ class ModelDelegate(Delegate):
         When the cost budget runs out mid-way the finding is still reported, then the
         procedure stops."""
         done, taken = None, []
+        self.usage.handovers += 1
         try:
             async for action in self.take_over(follower, step, problem):
                 if action.kind is ActionKind.DONE:
@@ -180,6 +181,8 @@ class ModelDelegate(Delegate):
             yield Action(ActionKind.FLAG_STEP, finding=finding, step=step.number, by="model" if taken else None)
             raise
         self.handed_over_ok = done is not None and done.status == "success"
+        if self.handed_over_ok:
+            self.usage.handovers_done += 1
         finding.resolved_by = self.resolution(taken, done)
         yield Action(ActionKind.FLAG_STEP, finding=finding, step=step.number, by="model" if taken else None)
 

@@ -7,6 +7,7 @@ from click.testing import CliRunner
 
 from docverify.cli import cli
 from docverify.errors import ConfigError
+from docverify_bench.cli import print_scores
 from docverify_bench.compare import compare
 from docverify_bench.run import FORMAT
 from docverify_bench.score import env_cause, score
@@ -87,6 +88,29 @@ def test_report_writes_markdown_and_plots(tmp_path):
     assert "| literal | seeded | none | 18 | 100.0% | 0 | 0 | 0 | 4 |" in text
     for name in ("success-by-category.png", "success-by-product.png", "cost-vs-success.png", "readiness.png"):
         assert (tmp_path / "report" / name).read_bytes()[:4] == b"\x89PNG"
+    assert "## Hand-overs" not in text  # neither run records hand-overs
+
+
+def test_hybrid_hand_overs_are_scored_by_what_the_model_said_and_by_the_audit_log(tmp_path, capsys):
+    data = results("hybrid", RUNS)
+    # (hand-overs, of them finished by the model) per attempt, in order; ENV_ERRORs never count
+    handovers = iter([(0, 0), (1, 1), (0, 0), (2, 1), (0, 0), (1, 1), (1, 0), (3, 3), (5, 5),
+                      (0, 0), (0, 0), (0, 0), (9, 9), (9, 9), (9, 9), (1, 0), (1, 1), (0, 0)])
+    for attempt in data["attempts"]:
+        attempt["handovers"], attempt["handovers_done"] = next(handovers)
+    everything = score(data["tasks"], data["attempts"])["all"]
+    # counted attempts with a hand-over: oss-std-1 run 2 (pass), oss-std-2 runs 1 (pass) and 3 (pass),
+    # oss-hard-1 runs 1 and 2 (fail), ram-hard-2 runs 1 (fail) and 2 (pass); oss-hard-1 run 3 is an ENV_ERROR
+    assert everything["handovers"] == {"attempts": 7, "handovers": 10, "done": 7, "done_rate": pytest.approx(0.7),
+                                       "goal_reached": 4, "goal_rate": pytest.approx(4 / 7)}
+    print_scores(score(data["tasks"], data["attempts"]))
+    assert "hand-overs 7/10 finished, 4/7 attempts reached the goal" in capsys.readouterr().out.splitlines()[0]
+    path = tmp_path / "hybrid.json"
+    path.write_text(json.dumps(data))
+    done = CliRunner().invoke(cli, ["bench", "report", str(path), "-o", str(tmp_path / "report")])
+    assert done.exit_code == 0, done.output
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "## Hand-overs" in text and "| hybrid | 7 | 10 | 7 (70.0%) | 4 (57.1%) |" in text
 
 
 def test_a_file_that_is_not_a_results_file_is_named(tmp_path):

@@ -75,12 +75,13 @@ def test_the_model_takes_over_a_renamed_button_and_the_drift_says_what_it_did(tm
     assert "resolved_by" not in second
     usage = result["usage"]
     assert usage["calls"] == 2 and usage["model_turns"] == 1 and usage["literal_turns"] == 4
+    assert usage["handovers"] == 1 and usage["handovers_done"] == 1
     assert usage["tokens_in"] == 200 and usage["tokens_out"] == 40
     by_model = [t["description"] for t in result["turns"] if t.get("by") == "model" and t["action"]["kind"] == "click"]
     assert by_model == ["click button 'Apply for EIP'"]
     assert report["usage"]["model_turns"] == 1  # and the run's totals
-    assert "model: 2 model calls · 200 tokens in / 40 out · ? / ? · 1 turn decided by the model, 4 literally" \
-        in " ".join((done.stdout + done.stderr).split())
+    assert "model: 2 model calls · 200 tokens in / 40 out · ? / ? · 1 turn decided by the model, 4 literally · " \
+        "1 of 1 hand-over finished by the model" in " ".join((done.stdout + done.stderr).split())
     assert "1 turn decided by the model" in (tmp_path / "step-summary.md").read_text()
 
 

@@ -168,6 +168,7 @@ def test_a_follower_asked_for_by_name_gets_the_model_as_its_delegate():
     assert act(episode, AFTER).status == "success"
     usage = episode.usage
     assert (usage.calls, usage.tokens_in, usage.tokens_out, usage.model_turns) == (2, 200, 40, 1)
+    assert (usage.handovers, usage.handovers_done) == (1, 1)
 
 
 def test_the_literal_follower_goes_on_after_the_model_found_the_way():
@@ -186,6 +187,7 @@ def test_a_step_the_model_gives_up_on_blocks_the_literal_follower_when_the_rest_
     episode = hybrid().start(task())
     flag = act(episode, SHOWN)
     assert flag.finding.resolved_by == "model: nothing -> gave up (no such control)"
+    assert (episode.usage.handovers, episode.usage.handovers_done) == (1, 0)
     done = act(episode, SHOWN)
     assert (done.kind, done.status) == (ActionKind.DONE, "blocked") and "Bind Resource" in done.message
 
