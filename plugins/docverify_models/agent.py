@@ -116,7 +116,7 @@ class Agent:
         """This turn's answer schema; for a constrained decoder, refs and step numbers
         are the ones the prompt shows (``page``: it cannot name an element it was not
         shown) and the doc's own."""
-        return answer_schema(self.backend, refs=shown_refs(page) or [e.ref for e in observation.elements if e.ref],
+        return answer_schema(self.backend, page=page if shown_refs(page) else observation.snapshot,
                              steps=[s.number for s in self.task.procedure.all_steps()])
 
     async def call(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> str:

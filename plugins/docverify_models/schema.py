@@ -10,30 +10,41 @@ what to fix, and the agent shows it to the model on the retry.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from docverify.check.verdict import Finding, FindingKind
 from docverify.engines import parse_json
 from docverify.execute.actions import NEEDS_REF, NEEDS_VALUE, Action, ActionKind, Observation
+from docverify.execute.locate import parse_snapshot
 from docverify.task import Task
 
 ACTIONS = [kind.value for kind in ActionKind]
 FINDINGS = [kind.value for kind in FindingKind]
+
+_TOGGLES = frozenset({"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"})
+#: The roles (WAI-ARIA widgets) each action can act on: a constrained decoder is offered
+#: only those elements' refs for it. Anything the page marks as clickable (``cursor=pointer``)
+#: can be clicked too; a disabled element cannot be acted on.
+TARGET_ROLES: dict[ActionKind, frozenset[str]] = {
+    ActionKind.CLICK: frozenset({"button", "link", "menuitem", "tab", "treeitem", "option", "combobox"}) | _TOGGLES,
+    ActionKind.FILL: frozenset({"textbox", "searchbox", "spinbutton", "combobox"}),
+    ActionKind.SELECT: frozenset({"combobox", "listbox"}),
+    ActionKind.CHECK: _TOGGLES,
+    ActionKind.UNCHECK: _TOGGLES,
+}
 
 
 class InvalidAnswer(ValueError):
     """The model's answer cannot be used; the message says why, for the retry."""
 
 
-def action_schema(max_text: int = 400, *, refs: Sequence[str] = (), steps: Sequence[str] = ()) -> dict[str, Any]:
-    """JSON schema of one agent turn. With ``refs`` (the current page's) and ``steps``
-    (the doc's numbers) those fields are enums, so a constrained decoder cannot
-    invent either. ``max_text`` bounds the free-text fields: grammar engines
-    compile a length bound into the grammar, and a long one makes decoding slow."""
+def action_schema(max_text: int = 400, *, steps: Sequence[str] = ()) -> dict[str, Any]:
+    """JSON schema of one agent turn. With ``steps`` (the doc's numbers) the step is an
+    enum. ``max_text`` bounds the free-text fields: grammar engines compile a length
+    bound into the grammar, and a long one makes decoding slow."""
     text = {"type": "string", "maxLength": max_text}
     short = {"type": "string", "maxLength": min(200, max_text)}
-    ref: dict[str, Any] = {"type": "string", "enum": list(refs)} if refs else {"type": "string", "maxLength": 16}
     step: dict[str, Any] = {"type": "string", "enum": list(steps)} if steps else {"type": "string", "maxLength": 8}
     return {
         "type": "object",
@@ -41,7 +52,7 @@ def action_schema(max_text: int = 400, *, refs: Sequence[str] = (), steps: Seque
         "properties": {
             "thought": {**text, "description": "progress so far and the current sub-goal"},
             "action": {"type": "string", "enum": ACTIONS},
-            "ref": {**ref, "description": "element ref from the page, e.g. e12"},
+            "ref": {"type": "string", "maxLength": 16, "description": "element ref from the page, e.g. e12"},
             "value": {**short, "description": "text to type, option to select, key, URL or text to wait for"},
             "step": {**step, "description": "the doc step this action serves, e.g. 3"},
             "finding": {"type": "string", "enum": FINDINGS, "description": "for flag_step: what differs"},
@@ -55,26 +66,39 @@ def action_schema(max_text: int = 400, *, refs: Sequence[str] = (), steps: Seque
     }
 
 
-def variant_schema(max_text: int, *, refs: Sequence[str], steps: Sequence[str]) -> dict[str, Any]:
+def targets(page: str) -> dict[ActionKind, list[str]]:
+    """The refs ``page`` (a snapshot, as a prompt shows it) offers each action that acts on
+    an element, in page order: :data:`TARGET_ROLES`."""
+    elements = [e for e in parse_snapshot(page) if e.ref and "disabled" not in e.attributes]
+    return {kind: [e.ref for e in elements if e.ref and (e.role in roles or (
+                kind is ActionKind.CLICK and "cursor=pointer" in e.attributes))]
+            for kind, roles in TARGET_ROLES.items()}
+
+
+def variant_schema(max_text: int, *, targets: Mapping[ActionKind, Sequence[str]],
+                   steps: Sequence[str]) -> dict[str, Any]:
     """The same answer as one ``anyOf`` branch per action, each with exactly the
     fields that action needs: for grammar-constrained decoders, where a small model
-    then cannot produce a click without a ref or a done without a status."""
-    base = action_schema(max_text, refs=refs, steps=steps)["properties"]
+    then cannot produce a click without a ref or a done without a status. An action
+    that acts on an element names one of its ``targets`` (none: no such branch), so a
+    small model cannot click a column header or type into a button."""
+    base = action_schema(max_text, steps=steps)["properties"]
 
     def branch(kind: ActionKind, *fields: str) -> dict[str, Any]:
         # the action first: the grammar then knows the branch after a few tokens (thought
         # first made llama.cpp weigh every branch through the whole thought: ~10x slower)
         props = {"action": {"type": "string", "const": kind.value}, "thought": base["thought"],
                  **{name: base[name] for name in fields}}
+        if "ref" in fields:
+            props["ref"] = {"type": "string", "enum": list(targets[kind]), "description": base["ref"]["description"]}
         return {"type": "object", "properties": props, "required": ["action", "thought", *fields],
                 "additionalProperties": False}
 
     step = ("step",) if steps else ()
-    branches = []
-    if refs:
-        branches += [branch(ActionKind.CLICK, "ref", *step), branch(ActionKind.FILL, "ref", "value", *step),
-                     branch(ActionKind.SELECT, "ref", "value", *step), branch(ActionKind.CHECK, "ref", *step),
-                     branch(ActionKind.UNCHECK, "ref", *step)]
+    on_elements = [branch(ActionKind.CLICK, "ref", *step), branch(ActionKind.FILL, "ref", "value", *step),
+                   branch(ActionKind.SELECT, "ref", "value", *step), branch(ActionKind.CHECK, "ref", *step),
+                   branch(ActionKind.UNCHECK, "ref", *step)]
+    branches = [b for b in on_elements if b["properties"]["ref"]["enum"]]
     scroll = branch(ActionKind.SCROLL, *step)
     scroll["properties"]["value"] = {"type": "string", "enum": ["up", "down"]}
     scroll["required"].append("value")
@@ -85,13 +109,14 @@ def variant_schema(max_text: int, *, refs: Sequence[str], steps: Sequence[str]) 
     return {"description": "Your thought, then exactly one action.", "anyOf": branches}
 
 
-def answer_schema(engine: Any, *, refs: Sequence[str], steps: Sequence[str]) -> dict[str, Any]:
+def answer_schema(engine: Any, *, page: str, steps: Sequence[str]) -> dict[str, Any]:
     """The schema a turn's answer is asked in: for a grammar-constrained ``engine`` one
-    branch per action with ``refs`` and ``steps`` as enums (it cannot name an element or a
+    branch per action, with the refs of the elements on ``page`` (as the prompt shows it)
+    that the action fits and the doc's ``steps`` as enums (it cannot name an element or a
     step that is not there), else the plain schema within the engine's text bound."""
     if not engine.constrained:
         return action_schema(engine.max_text)
-    return variant_schema(engine.max_text, refs=refs, steps=steps)
+    return variant_schema(engine.max_text, targets=targets(page), steps=steps)
 
 
 def to_action(text: str, observation: Observation, task: Task) -> Action:

@@ -127,6 +127,8 @@ def test_the_command_scores_a_model_on_the_held_out_turns(tmp_path, monkeypatch)
         in result.output
     written = json.loads(out.read_text())
     assert written["turns"] == 4 and [d["matched"] for d in written["details"]] == [True, True, True, False]
+    last = written["details"][-1]  # both answers, for a look at what the model got wrong
+    assert json.loads(last["answer"])["status"] == "blocked" and json.loads(last["teacher"])["action"] == last["expected"]
 
 
 def test_nothing_left_to_score_is_a_usage_error(tmp_path):

@@ -25,7 +25,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from docverify.engines import Engine, parse_json_object
-from docverify.execute.compact import shown_refs
 from docverify_training.trajectory import Trajectory
 
 _PAGE = re.compile(r"<page>\n(.*?)\n</page>", re.S)
@@ -42,7 +41,8 @@ class TurnScore:
     answered: str  #: the model's action kind ("" for an answer that is not a JSON object)
     matched: bool
     step_matched: bool  #: the same doc step number as the teacher's
-    answer: str
+    answer: str  #: the model's answer (its first 500 characters)
+    teacher: str = ""  #: the teacher's answer
 
 
 @dataclass(frozen=True)
@@ -101,13 +101,14 @@ def _text(value: Any) -> str:
 
 def turn_schema(engine: Engine, prompt: list[dict[str, str]]) -> dict[str, Any]:
     """The answer schema the agent loop gives ``engine`` for this prompt: for a constrained
-    decoder, the refs the prompt's page shows and the step numbers its procedure lists."""
+    decoder, the refs of the prompt's page that each action fits and the step numbers
+    its procedure lists."""
     from docverify_models.schema import answer_schema
 
     user = prompt[-1]["content"]
     page = _PAGE.search(user)
     procedure = user.split("# Procedure", 1)[-1].split("\n# ", 1)[0]
-    return answer_schema(engine, refs=shown_refs(page.group(1) if page else ""), steps=_STEP_LINE.findall(procedure))
+    return answer_schema(engine, page=page.group(1) if page else "", steps=_STEP_LINE.findall(procedure))
 
 
 async def score(engine: Engine, trajectories: Sequence[Trajectory], *, max_tokens: int = 320,
@@ -128,7 +129,7 @@ async def score(engine: Engine, trajectories: Sequence[Trajectory], *, max_token
             scores.append(TurnScore(key, turn.index, _text(expected.get("action")), _text(answer.get("action")),
                                     bool(answer) and same_action(answer, expected),
                                     bool(answer) and _text(answer.get("step")) == _text(expected.get("step")),
-                                    completion.text[:500]))
+                                    completion.text[:500], turn.completion))
             if progress is not None:
                 progress(len(scores), total)
     return Accuracy(scores, len(trajectories))
