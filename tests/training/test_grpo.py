@@ -223,3 +223,43 @@ def test_the_command_lists_settings_and_names_bad_input(tmp_path):
     assert missing.exit_code != 0 and "none.gguf: no such file or folder" in missing.output
     resume = runner.invoke(cli, ["train", "grpo", "--output", str(tmp_path / "o"), "--resume"])
     assert resume.exit_code != 0 and "holds no checkpoint" in resume.output
+
+
+def test_hybrid_rollouts_load_the_weights_on_llamacpp_and_learn_from_the_hand_overs_only(tmp_path, monkeypatch):
+    """rollout_policy hybrid: the literal follower runs the procedure, the exported GGUF
+    (llama.cpp) takes the steps it cannot follow, and the recorder keeps those calls."""
+    import asyncio
+
+    from docverify.engines import Completion
+    from docverify.parse.parser import parse_text
+    from docverify.task import make_task
+    from docverify_models.policies import HybridPolicy
+    from docverify_training.grpo import CallRecorder, SandboxEnvironment
+
+    settings = load_settings(None, {"rollout_policy": "hybrid"}, tmp_path / "out")
+    with pytest.raises(UsageError, match="the hybrid rollout policy needs the base model's GGUF"):
+        SandboxEnvironment(None, None, [], [], settings, {}, tmp_path / "out", template=None)
+    environment = SandboxEnvironment(None, None, [], [], settings, {"policy.hybrid.observation_tokens": 600},
+                                     tmp_path / "out", template=tmp_path / "base.gguf")
+    environment.weights = tmp_path / "out" / "rollout-weights" / "model.gguf"
+    options = environment.options("train", "grpo step 1", 1.0)
+    assert options.policy == "hybrid" and options.settings == {
+        "policy.hybrid.observation_tokens": 600, "policy.hybrid.temperature": 1.0,
+        "policy.hybrid.engine": "llamacpp", "policy.hybrid.model_path": str(environment.weights)}
+
+    class Engine:
+        constrained, max_text = True, 100
+
+        async def complete(self, messages, schema, **kwargs):  # noqa: ARG002
+            return Completion('{"action": "done", "thought": "t", "status": "success"}', 10, 5, "grammar")
+
+    monkeypatch.setattr(HybridPolicy, "ready_backend", lambda self: Engine())
+    doc = "# Create a bucket\n\n1. Log on to the OSS console.\n2. Click Create Bucket.\n"
+    task = make_task(parse_text(doc, "docs/bucket.md").procedures[0], suffix="abc123", default_region="cn-hangzhou")
+    recorder = CallRecorder(lambda: 7)
+    policy = recorder.wrap(HybridPolicy(HybridPolicy.Options(engine="llamacpp")))
+    assert policy.inner.options.seed == 7
+    episode = policy.start(task)
+    agent = episode.delegate.agent  # the follower's delegate holds the model's agent loop
+    asyncio.run(agent.backend.complete(PROMPT, {}, name="agent_action", max_tokens=10, temperature=1.0))
+    assert [call.text for call in recorder.calls[task.id]] == ['{"action": "done", "thought": "t", "status": "success"}']

@@ -226,7 +226,9 @@ def grpo(ctx: click.Context, model: str, tasks_dir: Path | None, categories: tup
          options: tuple[str, ...], resume: bool, list_settings: bool) -> int:
     """Reinforcement learning in the sandbox console: TRL's GRPOTrainer, each step
     rolling train tasks out num_generations times with the weights being trained
-    (exported to GGUF for the llamacpp policy), the audit log giving each rollout its
+    (exported to GGUF for the llamacpp policy; with -S rollout_policy=hybrid the literal
+    follower does what it can and the weights take over the steps it cannot, and only those
+    hand-overs' calls are learnt from), the audit log giving each rollout its
     reward, two-layer normalised advantages, every model call of a rollout one sample
     (the page never in the loss). A rollout that runs out of turns or time scores
     0; ENV_ERROR, an undecided checker (INCONCLUSIVE) and a crash drop the rollout,

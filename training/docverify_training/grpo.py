@@ -51,7 +51,11 @@ from docverify_training.settings import (
 from docverify_training.settings import load_settings as _load
 
 #: Policies the trained weights can be rolled out with, and the setting that points them at the weights.
-ROLLOUT_POLICIES = {"llamacpp": "model_path", "vllm": "model"}
+#: ``hybrid`` rolls out the literal follower with the weights (on llama.cpp) taking the steps it
+#: cannot follow: only the hand-overs' model calls are learnt from, with the rollout's advantage.
+ROLLOUT_POLICIES = {"llamacpp": "model_path", "vllm": "model", "hybrid": "model_path"}
+#: The rollout policies that load the weights as a GGUF file (llama.cpp).
+GGUF_POLICIES = frozenset({"llamacpp", "hybrid"})
 #: Loss types whose value is a mean over sequences (a micro-batch weighs by its share of
 #: them), over tokens (by its share of tokens), or already normalised by the whole batch's tokens.
 PER_SEQUENCE_LOSSES = frozenset({"grpo", "sapo", "luspo", "dr_grpo"})
@@ -74,7 +78,8 @@ class GRPOSettings(GRPOConfig, LoraSettings):
     documentation), LoRA's, and the environment's."""
 
     rollout_policy: str = field(default="llamacpp", metadata={
-        "help": "the policy that rolls the trained weights out: llamacpp (GGUF, CPU) or vllm (a folder, GPU)"})
+        "help": "the policy that rolls the trained weights out: llamacpp (GGUF, CPU), vllm (a folder, GPU), or "
+                "hybrid (the literal follower, the weights on llama.cpp taking the steps it cannot follow)"})
     rollout_jobs: int = field(default=1, metadata={"help": "rollouts at once (tasks of a step in parallel)"})
     max_turns: int = field(default=30, metadata={"help": "turns per rollout before it ends unfinished"})
     rollout_timeout: float = field(default=300.0, metadata={"help": "seconds per rollout"})
@@ -409,8 +414,9 @@ class SandboxEnvironment:
     def __init__(self, app: Any, task_set: Any, tasks: Sequence[Any], eval_tasks: Sequence[Any],
                  settings: GRPOSettings, overrides: Mapping[str, Any], output: Path, *, template: Path | None,
                  progress: Any = None) -> None:
-        if settings.rollout_policy == "llamacpp" and template is None:
-            raise UsageError("the llamacpp rollout policy needs the base model's GGUF (its tokenizer) to export to",
+        if settings.rollout_policy in GGUF_POLICIES and template is None:
+            raise UsageError(f"the {settings.rollout_policy} rollout policy needs the base model's GGUF (its tokenizer) "
+                             "to export to",
                              hint="train from a .gguf file or 'smollm2', or a folder `docverify train sft` wrote")
         self.app = app
         self.task_set = task_set
@@ -434,7 +440,7 @@ class SandboxEnvironment:
             return
         weights = self.output / "rollout-weights"
         weights.mkdir(parents=True, exist_ok=True)
-        if self.settings.rollout_policy == "llamacpp":
+        if self.settings.rollout_policy in GGUF_POLICIES:
             config, tensors = model_tensors(model)
             self.weights = write_gguf(config, tensors, weights / "model.gguf", template=self.template,
                                       dtype=self.settings.gguf_dtype, source=f"the model at step {step}")
@@ -447,6 +453,8 @@ class SandboxEnvironment:
         policy = self.settings.rollout_policy
         assert self.weights is not None or self.shared_llm is not None, "sync() before rollouts"
         settings = {**self.overrides, f"policy.{policy}.temperature": temperature}
+        if policy == "hybrid":
+            settings["policy.hybrid.engine"] = "llamacpp"
         if self.shared_llm is None:
             settings[f"policy.{policy}.{ROLLOUT_POLICIES[policy]}"] = str(self.weights)
         return BenchOptions(policy=policy, runs=1, jobs=self.settings.rollout_jobs, split=split, settings=settings,
@@ -524,7 +532,7 @@ class CallRecorder:
         class Recorded(PolicyWrapper):
             def start(self, task: Any) -> Any:
                 episode = self.inner.start(task)
-                agent = getattr(episode, "agent", None)
+                agent = getattr(episode, "agent", None) or getattr(getattr(episode, "delegate", None), "agent", None)
                 if agent is None:
                     raise UsageError(f"policy {self.inner.name} has no agent loop to learn from")
                 calls: list[Call] = []
