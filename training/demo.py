@@ -12,7 +12,9 @@ whole run takes hours on a 2-core CPU: it can be stopped and started again, acro
    `llamacpp` policy and inside `hybrid`;
 3. sft: `docverify train sft` on the kept trajectories (at most --sft-examples turns, drawn
    evenly), then the SFT model evaluated the same two ways;
-4. grpo: `docverify train grpo` from the SFT model on the train split, then evaluated;
+4. grpo: `docverify train grpo` from the SFT model on the train split (rolled out as the
+   `llamacpp` policy, or with --grpo-policy hybrid inside `hybrid`, learning from its
+   hand-overs), then evaluated the same two ways;
 5. report: `docverify bench report` over every stage (pass@1 with intervals, plots) and
    `docverify bench compare` between stages (paired differences, p-values) in OUT/report/.
 
@@ -41,9 +43,12 @@ class Demo:
     def __init__(self, args: argparse.Namespace) -> None:
         self.out: Path = args.out
         self.args = args
-        self.small = ["-O", f"policy.llamacpp.observation_tokens={args.observation_tokens}",
-                      "-O", f"policy.llamacpp.history_tokens={args.history_tokens}",
-                      "-O", "console.sandbox.latency_ms=0"]
+        self.small = [*self.prompt("llamacpp"), "-O", "console.sandbox.latency_ms=0"]
+
+    def prompt(self, policy: str) -> list[str]:
+        """The student's small prompt, for ``policy``'s options."""
+        return ["-O", f"policy.{policy}.observation_tokens={self.args.observation_tokens}",
+                "-O", f"policy.{policy}.history_tokens={self.args.history_tokens}"]
 
     def docverify(self, *args: str) -> None:
         command = [sys.executable, "-m", "docverify", *args]
@@ -84,9 +89,7 @@ class Demo:
                   *self.small, *path]
         self.resumable(self.out / f"{stage}-llamacpp.json", *common, "--policy", "llamacpp",
                        "--label", f"{stage} (llamacpp)")
-        hybrid = ["-O", "policy.hybrid.engine=llamacpp",
-                  "-O", f"policy.hybrid.observation_tokens={self.args.observation_tokens}",
-                  "-O", f"policy.hybrid.history_tokens={self.args.history_tokens}"]
+        hybrid = ["-O", "policy.hybrid.engine=llamacpp", *self.prompt("hybrid")]
         if model is not None:
             hybrid += ["-O", f"policy.hybrid.model_path={model}"]
         self.resumable(self.out / f"{stage}-hybrid.json", *common, "--policy", "hybrid", *hybrid,
@@ -137,7 +140,10 @@ class Demo:
                            "-S", f"max_steps={self.args.grpo_steps}", "-S", "rollout_jobs=2",
                            "-S", f"max_turns={self.args.max_turns}",
                            "-S", f"rollout_timeout={self.args.task_timeout}", "-S", "save_steps=2",
-                           *(["--resume"] if any(output.glob("checkpoint-*")) else []), *self.small)
+                           "-S", f"rollout_policy={self.args.grpo_policy}",
+                           *(arg for category in self.args.grpo_category for arg in ("--category", category)),
+                           *(["--resume"] if any(output.glob("checkpoint-*")) else []), *self.small,
+                           *(self.prompt("hybrid") if self.args.grpo_policy == "hybrid" else []))
         self.evaluate("grpo", model)
 
     def report(self) -> None:
@@ -172,7 +178,7 @@ class Demo:
                 f"| {group['p_value']:.3f} | {group['mcnemar_p']:.3f} |")
 
 
-def main() -> int:
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--stage", choices=(*STAGES, "all"), default="all")
@@ -180,13 +186,21 @@ def main() -> int:
     parser.add_argument("--eval-sample", type=int, default=24, help="eval tasks per evaluation (0: all)")
     parser.add_argument("--sft-examples", type=int, default=400, help="turns SFT trains on, at most")
     parser.add_argument("--grpo-steps", type=int, default=10)
+    parser.add_argument("--grpo-policy", choices=("llamacpp", "hybrid"), default="llamacpp",
+                        help="GRPO's rollout policy: the model alone, or taking the literal follower's hand-overs")
+    parser.add_argument("--grpo-category", action="append", default=[],
+                        help="GRPO only on the train tasks of this category (repeatable; default: all)")
     parser.add_argument("--max-turns", type=int, default=30, help="turns per task in evaluation and GRPO")
     parser.add_argument("--task-timeout", type=int, default=1200,
                         help="seconds per task, set well above --max-turns' worth so that the turn budget, not"
                              " the machine's load, ends an unfinished task")
     parser.add_argument("--observation-tokens", type=int, default=600)
     parser.add_argument("--history-tokens", type=int, default=300)
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main() -> int:
+    args = arguments()
     demo = Demo(args)
     for stage in STAGES if args.stage == "all" else (args.stage,):
         print(f"\n### {stage}", flush=True)

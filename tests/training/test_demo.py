@@ -1,0 +1,49 @@
+"""training/demo.py, the demonstration's driver: the commands each stage runs."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def demo_module():
+    spec = importlib.util.spec_from_file_location("docverify_demo", ROOT / "training" / "demo.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def commands(tmp_path, *argv: str, stage: str) -> list[list[str]]:
+    module = demo_module()
+    demo = module.Demo(module.arguments(["--out", str(tmp_path), *argv]))
+    ran: list[list[str]] = []
+    demo.docverify = lambda *args: ran.append(list(args))
+    getattr(demo, stage)()
+    return ran
+
+
+def options(command: list[str]) -> list[str]:
+    return [command[i + 1] for i, arg in enumerate(command) if arg == "-O"]
+
+
+def test_grpo_inside_hybrid_rolls_out_the_hybrid_policy_with_the_students_prompt(tmp_path):
+    train, *evaluations = commands(tmp_path, "--grpo-policy", "hybrid", "--grpo-category", "drifted",
+                                   "--grpo-category", "stateful", "--grpo-steps", "3", stage="grpo")
+    assert train[:2] == ["train", "grpo"] and "rollout_policy=hybrid" in train and "max_steps=3" in train
+    assert [train[i + 1] for i, arg in enumerate(train) if arg == "--category"] == ["drifted", "stateful"]
+    assert {"policy.hybrid.observation_tokens=600", "policy.hybrid.history_tokens=300",
+            "policy.llamacpp.observation_tokens=600"} <= set(options(train))
+    # then the GRPO model, evaluated as the llamacpp policy and inside hybrid
+    model = str(tmp_path / "grpo" / "model.gguf")
+    assert [c[c.index("--policy") + 1] for c in evaluations] == ["llamacpp", "hybrid"]
+    assert f"policy.llamacpp.model_path={model}" in options(evaluations[0])
+    assert {f"policy.hybrid.model_path={model}", "policy.hybrid.engine=llamacpp",
+            "policy.hybrid.observation_tokens=600"} <= set(options(evaluations[1]))
+
+
+def test_grpo_rolls_out_the_model_alone_by_default(tmp_path):
+    train = commands(tmp_path, stage="grpo")[0]
+    assert "rollout_policy=llamacpp" in train and "--category" not in train
+    assert not any(option.startswith("policy.hybrid.") for option in options(train))
