@@ -143,8 +143,14 @@ class Demo:
                            "-S", f"rollout_policy={self.args.grpo_policy}",
                            *(arg for category in self.args.grpo_category for arg in ("--category", category)),
                            *(["--resume"] if any(output.glob("checkpoint-*")) else []), *self.small,
-                           *(self.prompt("hybrid") if self.args.grpo_policy == "hybrid" else []))
+                           *(self.hybrid_rollouts() if self.args.grpo_policy == "hybrid" else []))
         self.evaluate("grpo", model)
+
+    def hybrid_rollouts(self) -> list[str]:
+        """GRPO inside hybrid: the student's prompt, and a follower that takes only exact
+        labels, so that the train split's renamed ones are handed to the model (at the
+        default threshold the follower takes them all itself: no hand-over, no sample)."""
+        return [*self.prompt("hybrid"), "-O", "policy.hybrid.close_threshold=1.0"]
 
     def report(self) -> None:
         """``bench report`` over every stage's results (pass@1 with intervals, plots) and the paired

@@ -210,3 +210,10 @@ class Delegating:
     def close_follower(self) -> None:
         if "follower" in self.__dict__:
             self.follower.close()
+
+    def delegate_for(self, task: Task) -> Delegate:
+        """The delegate that takes the steps the follower cannot follow in ``task``'s episode."""
+        raise NotImplementedError
+
+    def start(self, task: Task) -> Episode:
+        return self.follower.start(task, self.delegate_for(task))

@@ -16,7 +16,6 @@ The same loop serves the hybrid policy's hand-overs: there the model gets a
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from docverify.errors import Undecided
 from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.execute.compact import compact_snapshot, shown_refs
 from docverify.execute.policy import Episode, Policy
+from docverify.parse.model import Step
 from docverify.scrub import scrub
 from docverify.task import Task
 from docverify_models.schema import InvalidAnswer, answer_schema, to_action
@@ -279,10 +279,12 @@ class ModelPolicy(Policy):
             self.backend = None
 
 
-def subgoal_text(step_number: str, step_text: str, problem: str, fields: Sequence[str] = ()) -> str:
-    """The hybrid hand-over: one doc step, what the literal follower could not do."""
-    text = (f"Complete doc step {step_number} on the current page: \"{step_text}\". The literal step follower "
-            f"could not: {problem}. Find the way the console offers now, act, then answer done with status "
+def subgoal_text(task: Task, step: Step, problem: str) -> str:
+    """The hybrid hand-over: one doc step, what the literal follower could not do, and
+    the values the doc gives for its fields."""
+    fields = [f"{f.name} = {task.resolve(f.value)}" for f in step.fields if f.value]
+    text = (f"Complete doc step {step.number} on the current page: \"{task.resolve(step.text)}\". The literal step "
+            f"follower could not: {problem}. Find the way the console offers now, act, then answer done with status "
             "success (or blocked if it cannot be done).")
     if fields:
         text += " Values from the doc: " + "; ".join(fields)

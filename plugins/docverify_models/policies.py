@@ -13,7 +13,6 @@ from docverify.engines import EndpointOptions, Engine, EngineName, get_engine
 from docverify.errors import Undecided
 from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.execute.follow import Delegate, Delegating, DelegatingOptions, Follower, Stuck
-from docverify.execute.policy import Episode
 from docverify.parse.model import Step
 from docverify.task import Task
 from docverify_models.agent import Agent, ModelOptions, ModelPolicy, subgoal_text
@@ -105,9 +104,9 @@ class HybridPolicy(Delegating, ModelPolicy):
         super().prepare()
         self.prepare_follower()
 
-    def start(self, task: Task) -> Episode:
+    def delegate_for(self, task: Task) -> Delegate:
         agent = Agent(task, self.ready_backend(), self.options, self.meter, None)  # type: ignore[arg-type]
-        return self.follower.start(task, ModelDelegate(agent, self.options))  # type: ignore[arg-type]
+        return ModelDelegate(agent, self.options)  # type: ignore[arg-type]
 
     def close(self) -> None:
         super().close()
@@ -189,8 +188,7 @@ class ModelDelegate(Delegate):
     async def take_over(self, follower: Follower, step: Step, problem: str) -> AsyncIterator[Action]:
         """The model's actions for one step, until it answers done or runs out of turns.
         After each action yielded, :attr:`Follower.observation` is the page it led to."""
-        fields = [f"{f.name} = {follower.task.resolve(f.value)}" for f in step.fields if f.value]
-        goal = subgoal_text(step.number, follower.task.resolve(step.text), problem, fields)
+        goal = subgoal_text(follower.task, step, problem)
         self.agent.state.current_step = step.number
         for _ in range(self.options.max_model_turns):
             assert follower.observation is not None

@@ -34,7 +34,7 @@ def test_grpo_inside_hybrid_rolls_out_the_hybrid_policy_with_the_students_prompt
     assert train[:2] == ["train", "grpo"] and "rollout_policy=hybrid" in train and "max_steps=3" in train
     assert [train[i + 1] for i, arg in enumerate(train) if arg == "--category"] == ["drifted", "stateful"]
     assert {"policy.hybrid.observation_tokens=600", "policy.hybrid.history_tokens=300",
-            "policy.llamacpp.observation_tokens=600"} <= set(options(train))
+            "policy.llamacpp.observation_tokens=600", "policy.hybrid.close_threshold=1.0"} <= set(options(train))
     # then the GRPO model, evaluated as the llamacpp policy and inside hybrid
     model = str(tmp_path / "grpo" / "model.gguf")
     assert [c[c.index("--policy") + 1] for c in evaluations] == ["llamacpp", "hybrid"]

@@ -139,6 +139,8 @@ FILL = {"kind": "fill", "ref": "e6", "value": "x"}
 @pytest.mark.parametrize("recorded, kwargs, reason", [
     (turns(CLICK, FILL), {}, None),
     (turns(CLICK, FILL), {"success": False}, "not successful"),
+    ([], {"hand_overs": True}, "no hand-over"),
+    ([], {}, None),
     (turns(CLICK, FILL), {"invalid_outputs": 1}, "invalid output"),
     (turns(CLICK, FILL), {"unreadable": 1}, "unreadable answer"),
     (turns(CLICK, FILL), {"unseen": 1}, "unseen element"),

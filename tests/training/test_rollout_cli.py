@@ -65,3 +65,33 @@ def test_the_eval_split_is_rolled_out_only_with_a_warning(tmp_path):
     assert "warning: rolling out the eval split" in result.output
     assert result.exit_code != 0 and "exists" in result.output  # and nothing ran
     assert "no task matches" in rollout("--family", "no-such-family", "--out", str(existing)).output
+
+
+@pytest.mark.browser
+def test_a_hybrid_student_learns_the_steps_its_follower_hands_over(tmp_path):
+    """--student hybrid: only the teacher's hand-overs are turns, in the prompt the hybrid
+    gives its model (the step as a sub-goal, what the follower could not do), each ending
+    with done. A follower that takes only exact labels hands the renamed button over."""
+    out = tmp_path / "hybrid.jsonl"
+    result = CliRunner().invoke(cli, [
+        "rollout", "--policy", "oracle", "--tasks", str(ROOT / "benchmark" / "tasks"), "--family",
+        "rds-modify-whitelist-2021", "--student", "hybrid", "--jobs", "2", "--out", str(out),
+        "-O", "console.sandbox.latency_ms=0", "-O", "policy.oracle.close_threshold=1.0"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "kept 4 of 4 attempts (8 turns" in result.output
+    for trajectory in read_trajectories([out]):
+        assert trajectory.student == "hybrid"
+        click, done = trajectory.turns
+        user = click.prompt[1]["content"]
+        assert "# Your sub-goal\nComplete doc step 5 on the current page" in user
+        assert "could not: step 5: element not found: doc: Modify Whitelist" in user
+        assert "- [step 4] click tab 'Data Security'" in user  # the follower's actions are the history
+        assert json.loads(click.completion)["action"] == "click" and click.by == "oracle" and click.outcome == "ok"
+        assert "- [step 5] click button 'Modify IP Whitelist'" in done.prompt[1]["content"]
+        assert json.loads(done.completion) == {
+            "action": "done", "thought": "Step 5 is done the way the console offers it now.", "status": "success",
+            "message": "step 5 done"}
+
+    # a follower that never hands a step over has nothing for a hybrid student
+    refused = rollout("--family", "ecs-create-key-pair", "--student", "hybrid", "--out", str(tmp_path / "l.jsonl"))
+    assert refused.exit_code != 0 and "the teacher literal hands no step over" in refused.output

@@ -44,7 +44,9 @@ def rollout(ctx: click.Context, policy: str, tasks_dir: Path | None, split: str,
 
     Each turn holds the prompt the --student policy's agent loop renders for the
     page the teacher saw, and the teacher's action as that loop's JSON answer, so
-    training and inference see the same text.
+    training and inference see the same text. With --student hybrid only the
+    steps the teacher's follower hands over are turns, each in the prompt the
+    hybrid gives its model for that hand-over (teachers: oracle, hybrid).
 
     \b
       docverify rollout --policy literal --tasks benchmark/solutions --split train -n 1 --out sft/literal.jsonl

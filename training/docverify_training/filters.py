@@ -4,6 +4,8 @@ An attempt is kept when it reached its goal and none of these holds (checked in 
 order; the first that holds is the reason it was dropped, and each reason is counted):
 
 - ``not successful``: the goal was not reached (the audit log says so), or ENV_ERROR;
+- ``no hand-over``: recorded for a ``hybrid`` student (its hand-overs only), the
+  attempt handed no step over: nothing in it for the student to learn;
 - ``invalid output``: the teacher's model gave an answer that failed the schema;
 - ``unreadable answer``: a recorded answer that the student's loop would not read back
   as the teacher's action (a ref not on the page, a value the schema refuses);
@@ -22,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-REASONS = ("not successful", "invalid output", "unreadable answer", "unseen element", "failed action", "loop",
+REASONS = ("not successful", "no hand-over", "invalid output", "unreadable answer", "unseen element", "failed action", "loop",
            "redundant turns")
 
 
@@ -38,11 +40,13 @@ def _key(action: dict[str, Any]) -> tuple:
 
 
 def drop_reason(turns: list[Any], *, success: bool, steps: int, invalid_outputs: int = 0, unreadable: int = 0,
-                unseen: int = 0, filters: Filters = Filters()) -> str | None:
+                unseen: int = 0, filters: Filters = Filters(), hand_overs: bool = False) -> str | None:
     """Why this attempt is not kept (one of :data:`REASONS`), or None to keep it.
     ``turns``: recorded turns (``action`` dicts, ``outcome``, ``url``)."""
     if not success:
         return "not successful"
+    if hand_overs and not turns:
+        return "no hand-over"
     if invalid_outputs:
         return "invalid output"
     if unreadable:

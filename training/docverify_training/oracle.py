@@ -54,7 +54,7 @@ from docverify.errors import ConfigError
 from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.execute.follow import Delegate, Delegating, DelegatingOptions, Follower, Stuck
 from docverify.execute.locate import Element, children, locate, normalize, within
-from docverify.execute.policy import Episode, Policy
+from docverify.execute.policy import Policy
 from docverify.parse.model import Action as DocAction
 from docverify.parse.model import Intent, Step
 from docverify.task import Task
@@ -107,9 +107,9 @@ class OraclePolicy(Delegating, Policy):
     def prepare(self) -> None:
         self.prepare_follower()
 
-    def start(self, task: Task) -> Episode:
+    def delegate_for(self, task: Task) -> Delegate:
         options: OracleOptions = self.options  # type: ignore[assignment]
-        return self.follower.start(task, OracleDelegate(task, options.release))
+        return OracleDelegate(task, options.release)
 
     def close(self) -> None:
         self.close_follower()

@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from docverify.errors import UsageError
 from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.execute.compact import shown_refs
+from docverify.execute.follow import Delegate, Delegating, Follower, Stuck
 from docverify.execute.policy import Episode, Policy
+from docverify.parse.model import Step
 from docverify.scrub import scrub
 from docverify.task import Task
 from docverify_models.agent import Agent, ModelOptions
@@ -105,6 +109,30 @@ class Recording:
     unreadable: int = 0  #: answers the student's loop would not read back as the teacher's action
     unseen: int = 0  #: actions on an element the student's prompt did not show
 
+    def observed(self, observation: Observation) -> None:
+        """How the last turn's action went, seen on the page it led to."""
+        if self.turns and self.turns[-1].outcome == "end":
+            self.turns[-1].outcome = "failed" if observation.error else "ok"
+            self.turns[-1].error = observation.error
+
+    def add(self, shadow: Agent, observation: Observation, action: Action, *, by: str, max_text: int,
+            subgoal: str | None = None, tokens: tuple[int, int] = (0, 0)) -> TrajectoryTurn:
+        """The turn in which the teacher answered ``action`` on ``observation``: the prompt
+        ``shadow`` (the student's loop) renders for it, the action as the student's answer;
+        the shadow then remembers the action as its own."""
+        page = shadow.page(observation, subgoal)
+        completion = answer_text(action, self.task, max_text)
+        if not reads_back(completion, action, observation, self.task):
+            self.unreadable += 1
+        if action.ref and action.ref not in shown_refs(page):
+            self.unseen += 1
+        turn = TrajectoryTurn(len(self.turns), shadow.messages(observation, subgoal, page), completion,
+                              action.to_dict(), action.step, by, observation.url, outcome="end",
+                              tokens_in=tokens[0], tokens_out=tokens[1])
+        self.turns.append(turn)
+        shadow.remember(action)
+        return turn
+
 
 class RecordingEpisode(Episode):
     def __init__(self, inner: Episode, task: Task, student: ModelOptions, teacher: str, max_text: int,
@@ -119,26 +147,13 @@ class RecordingEpisode(Episode):
         self.shadow = Agent(task, backend=None, options=student, meter=None, usage=None)  # type: ignore[arg-type]
 
     async def next_action(self, observation: Observation) -> Action:
-        turns = self.recording.turns
-        if turns:  # how the previous action went
-            turns[-1].outcome = "failed" if observation.error else "ok"
-            turns[-1].error = observation.error
+        self.recording.observed(observation)
         self.shadow.outcome(observation)
-        page = self.shadow.page(observation, None)
-        prompt = self.shadow.messages(observation, None, page)
         before = (self.usage.tokens_in, self.usage.tokens_out)
         action = await self.inner.next_action(observation)
         self.recording.invalid_outputs = self.usage.invalid_outputs
-        completion = answer_text(action, self.task, self.max_text)
-        if not reads_back(completion, action, observation, self.task):
-            self.recording.unreadable += 1
-        if action.ref and action.ref not in shown_refs(page):
-            self.recording.unseen += 1
-        turns.append(TrajectoryTurn(len(turns), prompt, completion, action.to_dict(), action.step,
-                                    action.by or self.teacher, observation.url, outcome="end",
-                                    tokens_in=self.usage.tokens_in - before[0],
-                                    tokens_out=self.usage.tokens_out - before[1]))
-        self.shadow.remember(action)
+        self.recording.add(self.shadow, observation, action, by=action.by or self.teacher, max_text=self.max_text,
+                           tokens=(self.usage.tokens_in - before[0], self.usage.tokens_out - before[1]))
         return action
 
     def provisioned(self, report: str) -> None:
@@ -147,6 +162,96 @@ class RecordingEpisode(Episode):
 
     def resume(self) -> bool:
         return self.inner.resume()
+
+
+class HandOverRecorder(Delegate):
+    """A teacher's delegate, recorded as a ``hybrid`` policy's model would have seen its work.
+
+    The hybrid's model is asked only for the steps its literal follower cannot follow
+    (:meth:`stuck`, and :meth:`unverifiable` free text), with the step as a sub-goal
+    that says what the follower could not do. So only the teacher's actions there are
+    turns, each in the prompt the hybrid renders for that hand-over, and a hand-over
+    ends with the answer the hybrid expects, ``done`` (success), on the page the last
+    action led to. Everything else the episode did (the follower's actions, the
+    teacher's own preparations) is history in those prompts, as the hybrid notes it;
+    a flag the teacher raised is the hybrid policy's to report, not the model's."""
+
+    def __init__(self, inner: Delegate, task: Task, student: ModelOptions, teacher: str, max_text: int,
+                 recording: Recording) -> None:
+        self.inner = inner
+        self.task = task
+        self.teacher = teacher
+        self.max_text = max_text
+        self.recording = recording
+        self.shadow = Agent(task, backend=None, options=student, meter=None, usage=None)  # type: ignore[arg-type]
+        self.observation: Observation | None = None
+        self.recorded: set[int] = set()  #: ids of the actions recorded as turns (the shadow remembered them)
+        self.flags: set[int] = set()  #: ids of the flags raised inside a hand-over
+
+    def started(self, follower: Follower) -> None:
+        self.inner.started(follower)
+
+    def observe(self, observation: Observation) -> None:
+        self.observation = observation
+        self.recording.observed(observation)
+        self.shadow.outcome(observation)
+        self.inner.observe(observation)
+
+    def decided(self, action: Action) -> None:
+        self.inner.decided(action)
+        if id(action) in self.recorded or id(action) in self.flags or action.kind is ActionKind.DONE:
+            return
+        self.shadow.note(action.describe(), action.step)
+
+    def provisioned(self, report: str) -> None:
+        self.shadow.state.reports.append(report)
+        self.inner.provisioned(report)
+
+    def halts_on(self, failed: Action) -> bool:
+        return self.inner.halts_on(failed)
+
+    async def before_step(self, follower: Follower, step: Step) -> AsyncIterator[Action]:
+        async for action in self.inner.before_step(follower, step):
+            yield action
+
+    async def not_ready(self, follower: Follower, stuck: Stuck) -> AsyncIterator[Action]:
+        async for action in self.inner.not_ready(follower, stuck):
+            yield action
+
+    async def stuck(self, follower: Follower, stuck: Stuck) -> AsyncIterator[Action]:
+        actions = self.inner.stuck(follower, stuck)
+        if follower.missing_prerequisite(stuck):  # the hybrid hands nothing over then
+            async for action in actions:
+                yield action
+            return
+        async for action in self.hand_over(stuck.step, stuck.finding.message, actions):
+            yield action
+
+    async def unverifiable(self, follower: Follower, step: Step, reason: str) -> AsyncIterator[Action]:
+        async for action in self.hand_over(step, reason, self.inner.unverifiable(follower, step, reason)):
+            yield action
+
+    async def hand_over(self, step: Step, problem: str, actions: AsyncIterator[Action]) -> AsyncIterator[Action]:
+        from docverify_models.agent import subgoal_text
+
+        goal = subgoal_text(self.task, step, problem)
+        self.shadow.state.current_step = step.number
+        taken = False
+        async for action in actions:
+            if action.kind in (ActionKind.FLAG_STEP, ActionKind.DONE) or self.observation is None:
+                self.flags.add(id(action))
+            else:
+                self.recording.add(self.shadow, self.observation, action, by=action.by or self.teacher,
+                                   max_text=self.max_text, subgoal=goal)
+                self.recorded.add(id(action))
+                taken = True
+            yield action
+        if taken and self.observation is not None:
+            done = Action(ActionKind.DONE, status="success", step=step.number,
+                          thought=f"Step {step.number} is done the way the console offers it now.",
+                          message=f"step {step.number} done")
+            self.recording.add(self.shadow, self.observation, done, by=self.teacher, max_text=self.max_text,
+                               subgoal=goal).outcome = "ok"
 
 
 class PolicyWrapper(Policy):
@@ -186,11 +291,17 @@ class RecordingPolicy(PolicyWrapper):
 
     name = "recording"
 
-    def __init__(self, teacher: Policy, student: ModelOptions, max_text: int = DEFAULT_MAX_TEXT) -> None:
+    def __init__(self, teacher: Policy, student: ModelOptions, max_text: int = DEFAULT_MAX_TEXT, *,
+                 hand_overs: bool = False) -> None:
         super().__init__(teacher)
+        if hand_overs and not isinstance(teacher, Delegating):
+            raise UsageError(f"a hybrid student learns the steps its follower hands over: the teacher "
+                             f"{teacher.name} hands no step over",
+                             hint="use a teacher that follows the doc and hands steps over: oracle, or hybrid")
         self.teacher = teacher
         self.student = student
         self.max_text = max_text
+        self.hand_overs = hand_overs  #: record the teacher's hand-overs only, as a hybrid's model sees them
         self.recordings: dict[str, Recording] = {}
         self.lock = threading.Lock()
 
@@ -198,8 +309,13 @@ class RecordingPolicy(PolicyWrapper):
         recording = Recording(task)
         with self.lock:
             self.recordings[task.id] = recording
-        return RecordingEpisode(self.teacher.start(task), task, self.student, self.teacher.name, self.max_text,
-                                recording)
+        if not self.hand_overs:
+            return RecordingEpisode(self.teacher.start(task), task, self.student, self.teacher.name, self.max_text,
+                                    recording)
+        teacher: Any = self.teacher
+        recorder = HandOverRecorder(teacher.delegate_for(task), task, self.student, self.teacher.name,
+                                    self.max_text, recording)
+        return teacher.follower.start(task, recorder)
 
     def take(self, task_id: str) -> Recording | None:
         """The recording of ``task_id``'s attempt, removed from the policy."""

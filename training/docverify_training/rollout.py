@@ -37,6 +37,7 @@ class Student:
     name: str
     options: Any
     max_text: int
+    hand_overs: bool = False  #: a policy that follows the doc and hands its model steps (hybrid)
 
     @classmethod
     def configured(cls, name: str, config: Any, plugins: Any) -> "Student":
@@ -44,6 +45,7 @@ class Student:
         without a model's agent loop is refused, naming those that have one."""
         from docverify.engines import Engine, get_engine
         from docverify.errors import PluginError, UsageError
+        from docverify.execute.follow import Delegating
         from docverify_models.agent import ModelOptions
 
         policies = plugins.registry("policies")
@@ -58,7 +60,7 @@ class Student:
             max_text = get_engine(engine).max_text
         except PluginError:  # an engine that is not installed: the default bound
             max_text = Engine.max_text
-        return cls(name, options, max_text)
+        return cls(name, options, max_text, hand_overs=issubclass(cls_, Delegating))
 
 
 @dataclass
@@ -120,7 +122,8 @@ class TrajectoryWriter:
 
     def wrap(self, teacher: Any) -> RecordingPolicy:
         """The teacher, recorded in the student's prompt format (for ``run_benchmark``)."""
-        self.policy = RecordingPolicy(teacher, self.student.options, self.student.max_text)
+        self.policy = RecordingPolicy(teacher, self.student.options, self.student.max_text,
+                                      hand_overs=self.student.hand_overs)
         return self.policy
 
     def attempt(self, attempt: dict[str, Any], result: Any) -> None:
@@ -140,7 +143,7 @@ class TrajectoryWriter:
                 reason = drop_reason(recording.turns, success=bool(attempt["success"]) and not attempt["env_error"],
                                      steps=len(task.procedure.all_steps()), invalid_outputs=recording.invalid_outputs,
                                      unreadable=recording.unreadable, unseen=recording.unseen,
-                                     filters=self.filters)
+                                     filters=self.filters, hand_overs=self.student.hand_overs)
             if reason is None:
                 trajectory = trajectory_of(recording, attempt, task, self.teacher, self.student.name)
                 with self.out.open("a", encoding="utf-8") as lines:
