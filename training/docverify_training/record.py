@@ -185,8 +185,7 @@ class HandOverRecorder(Delegate):
         self.recording = recording
         self.shadow = Agent(task, backend=None, options=student, meter=None, usage=None)  # type: ignore[arg-type]
         self.observation: Observation | None = None
-        self.recorded: set[int] = set()  #: ids of the actions recorded as turns (the shadow remembered them)
-        self.flags: set[int] = set()  #: ids of the flags raised inside a hand-over
+        self.handed: Action | None = None  #: the hand-over's action just given, not the follower's to note
 
     def started(self, follower: Follower) -> None:
         self.inner.started(follower)
@@ -199,7 +198,8 @@ class HandOverRecorder(Delegate):
 
     def decided(self, action: Action) -> None:
         self.inner.decided(action)
-        if id(action) in self.recorded or id(action) in self.flags or action.kind is ActionKind.DONE:
+        handed, self.handed = self.handed, None
+        if action is handed or action.kind is ActionKind.DONE:  # a hand-over's: remembered, or the policy's flag
             return
         self.shadow.note(action.describe(), action.step)
 
@@ -238,13 +238,11 @@ class HandOverRecorder(Delegate):
         self.shadow.state.current_step = step.number
         taken = False
         async for action in actions:
-            if action.kind in (ActionKind.FLAG_STEP, ActionKind.DONE) or self.observation is None:
-                self.flags.add(id(action))
-            else:
+            if action.kind not in (ActionKind.FLAG_STEP, ActionKind.DONE) and self.observation is not None:
                 self.recording.add(self.shadow, self.observation, action, by=action.by or self.teacher,
                                    max_text=self.max_text, subgoal=goal)
-                self.recorded.add(id(action))
                 taken = True
+            self.handed = action
             yield action
         if taken and self.observation is not None:
             done = Action(ActionKind.DONE, status="success", step=step.number,
