@@ -27,6 +27,7 @@ from docverify.engines import Engine, prompt_environment, with_image
 from docverify.errors import Undecided
 from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.execute.compact import compact_snapshot, shown_refs
+from docverify.execute.locate import Element
 from docverify.execute.policy import Episode, Policy
 from docverify.parse.model import Step
 from docverify.scrub import scrub
@@ -115,9 +116,13 @@ class Agent:
     def schema(self, observation: Observation, page: str) -> dict[str, Any]:
         """This turn's answer schema; for a constrained decoder, refs and step numbers
         are the ones the prompt shows (``page``: it cannot name an element it was not
-        shown) and the doc's own."""
+        shown) and the doc's own, less the clicks :meth:`in_scope` would refuse (a
+        greedy decoder offered one would name it again on every retry)."""
+        def refuse(kind: ActionKind, element: Element) -> bool:
+            return kind is ActionKind.CLICK and bool(self.out_of_scope(element.name))
+
         return answer_schema(self.backend, page=page if shown_refs(page) else observation.snapshot,
-                             steps=[s.number for s in self.task.procedure.all_steps()])
+                             steps=[s.number for s in self.task.procedure.all_steps()], refuse=refuse)
 
     async def call(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> str:
         tokens_in = self.backend.count_tokens(messages)
@@ -143,13 +148,19 @@ class Agent:
             label = action.value or ""
         else:
             return
-        words = {m.group(0).lower() for m in DESTRUCTIVE.finditer(label)}
-        if not words:
-            return
-        allowed = " ".join([self.task.goal, *(s.text for s in self.task.procedure.all_steps())])
-        if not any(re.search(rf"(?<![a-z]){re.escape(word)}", allowed, re.I) for word in words):
+        words = self.out_of_scope(label)
+        if words:
             raise InvalidAnswer(f"{action.describe()} would {'/'.join(sorted(words))} something, and this procedure "
                                 "never asks for that: do only what the procedure asks")
+
+    def out_of_scope(self, label: str) -> set[str]:
+        """The destructive words of ``label`` ("delete", "release"...) when neither the
+        goal nor any step of the procedure uses any of them (none: in scope)."""
+        words = {m.group(0).lower() for m in DESTRUCTIVE.finditer(label)}
+        allowed = " ".join([self.task.goal, *(s.text for s in self.task.procedure.all_steps())])
+        if any(re.search(rf"(?<![a-z]){re.escape(word)}", allowed, re.I) for word in words):
+            return set()
+        return words
 
     def remember(self, action: Action) -> None:
         if action.step:

@@ -10,13 +10,13 @@ what to fix, and the agent shows it to the model on the retry.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from docverify.check.verdict import Finding, FindingKind
 from docverify.engines import parse_json
 from docverify.execute.actions import NEEDS_REF, NEEDS_VALUE, Action, ActionKind, Observation
-from docverify.execute.locate import parse_snapshot
+from docverify.execute.locate import Element, parse_snapshot
 from docverify.task import Task
 
 ACTIONS = [kind.value for kind in ActionKind]
@@ -66,12 +66,18 @@ def action_schema(max_text: int = 400, *, steps: Sequence[str] = ()) -> dict[str
     }
 
 
-def targets(page: str) -> dict[ActionKind, list[str]]:
+#: Whether an action on an element would be refused (the agent loop's scope rule).
+Refuse = Callable[[ActionKind, Element], bool]
+
+
+def targets(page: str, refuse: Refuse | None = None) -> dict[ActionKind, list[str]]:
     """The refs ``page`` (a snapshot, as a prompt shows it) offers each action that acts on
-    an element, in page order: :data:`TARGET_ROLES`."""
+    an element, in page order: :data:`TARGET_ROLES`, less those ``refuse`` says the
+    answer would be refused for (a decoder that could name them would, and at
+    temperature 0 again on the retry)."""
     elements = [e for e in parse_snapshot(page) if e.ref and "disabled" not in e.attributes]
     return {kind: [e.ref for e in elements if e.ref and (e.role in roles or (
-                kind is ActionKind.CLICK and "cursor=pointer" in e.attributes))]
+                kind is ActionKind.CLICK and "cursor=pointer" in e.attributes)) and not (refuse and refuse(kind, e))]
             for kind, roles in TARGET_ROLES.items()}
 
 
@@ -109,14 +115,15 @@ def variant_schema(max_text: int, *, targets: Mapping[ActionKind, Sequence[str]]
     return {"description": "Your thought, then exactly one action.", "anyOf": branches}
 
 
-def answer_schema(engine: Any, *, page: str, steps: Sequence[str]) -> dict[str, Any]:
+def answer_schema(engine: Any, *, page: str, steps: Sequence[str], refuse: Refuse | None = None) -> dict[str, Any]:
     """The schema a turn's answer is asked in: for a grammar-constrained ``engine`` one
     branch per action, with the refs of the elements on ``page`` (as the prompt shows it)
-    that the action fits and the doc's ``steps`` as enums (it cannot name an element or a
-    step that is not there), else the plain schema within the engine's text bound."""
+    that the action fits and ``refuse`` allows, and the doc's ``steps``, as enums (it
+    cannot name an element or a step that is not there), else the plain schema within
+    the engine's text bound."""
     if not engine.constrained:
         return action_schema(engine.max_text)
-    return variant_schema(engine.max_text, targets=targets(page), steps=steps)
+    return variant_schema(engine.max_text, targets=targets(page, refuse), steps=steps)
 
 
 def to_action(text: str, observation: Observation, task: Task) -> Action:

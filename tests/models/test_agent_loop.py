@@ -298,3 +298,21 @@ def test_a_constrained_decoder_can_name_only_the_elements_its_prompt_shows():
     assert '"e13"' in refs and '"n79"' not in refs
     user = agent.messages(big, None, page)[1]["content"]
     assert page in user
+
+
+def test_a_constrained_decoder_is_never_offered_a_click_the_loop_would_refuse():
+    """The grammar leaves out the clicks the scope rule refuses ("Delete All" when nothing
+    asks to delete): a greedy decoder offered one would name it again on every retry."""
+    from types import SimpleNamespace
+
+    from docverify_models.agent import Agent, ModelOptions
+
+    def click_refs(agent):
+        schema = agent.schema(PAGE, agent.page(PAGE, None))
+        return next(b for b in schema["anyOf"] if b["properties"]["action"]["const"] == "click")["properties"]["ref"]
+
+    backend = SimpleNamespace(constrained=True, max_text=100)
+    assert click_refs(Agent(task(), backend, ModelOptions(), meter=None, usage=None))["enum"] == ["e11", "e13"]
+    deleting = make_task(parse_text("# Delete a bucket\n\n1. Click **Delete All**.\n", "d.md").procedures[0],
+                         suffix="x1y2z3")
+    assert click_refs(Agent(deleting, backend, ModelOptions(), meter=None, usage=None))["enum"] == ["e11", "e13", "e15"]
