@@ -153,3 +153,47 @@ FILL = {"kind": "fill", "ref": "e6", "value": "x"}
 def test_filters(recorded, kwargs, reason):
     arguments = {"success": True, "steps": 2, **kwargs}
     assert drop_reason(recorded, filters=Filters(), **arguments) == reason
+
+
+def test_a_hand_over_whose_way_gets_stuck_again_is_recorded_once():
+    """The teacher's way past a step can lead the follower into another stuck step, whose
+    actions come back through the recorder: they are still the first hand-over's turns,
+    each recorded once, and the hand-over ends with one done."""
+    from docverify.execute.follow import Delegate, Stuck
+    from docverify_training.record import HandOverRecorder
+
+    the_task = task()
+    step = the_task.procedure.all_steps()[1]
+    finding = Finding(FindingKind.ELEMENT_NOT_FOUND, "oss.md", step.line, step.number, "Create", "not on the page")
+    stuck = Stuck(step, None, finding, fatal=True)
+    follower = SimpleNamespace(missing_prerequisite=lambda stuck: False)
+
+    class Teacher(Delegate):
+        """Flags, fills, then gets stuck again (through the recorder) and clicks."""
+
+        again = False
+
+        async def stuck(self, follower_, stuck_):
+            if self.again:
+                yield Action(ActionKind.CLICK, ref="e7", step=step.number, target="button 'OK'")
+                return
+            self.again = True
+            yield Action(ActionKind.FLAG_STEP, finding=finding, step=step.number)
+            yield Action(ActionKind.FILL, ref="e6", value="b", step=step.number, target="textbox 'Bucket Name'")
+            async for action in recorder.stuck(follower, stuck):
+                yield action
+
+    recording = Recording(the_task)
+    recorder = HandOverRecorder(Teacher(), the_task, LlamaCppOptions(), "oracle", 100, recording)
+
+    async def run():
+        recorder.observe(page(PANEL))
+        return [action.kind async for action in recorder.stuck(follower, stuck)]
+
+    loop = asyncio.new_event_loop()
+    try:
+        assert loop.run_until_complete(run()) == [ActionKind.FLAG_STEP, ActionKind.FILL, ActionKind.CLICK]
+    finally:
+        loop.close()
+    assert [json.loads(turn.completion)["action"] for turn in recording.turns] == ["fill", "click", "done"]
+    assert all("# Your sub-goal" in turn.prompt[1]["content"] for turn in recording.turns)

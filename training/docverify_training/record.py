@@ -186,6 +186,7 @@ class HandOverRecorder(Delegate):
         self.shadow = Agent(task, backend=None, options=student, meter=None, usage=None)  # type: ignore[arg-type]
         self.observation: Observation | None = None
         self.handed: Action | None = None  #: the hand-over's action just given, not the follower's to note
+        self.handing_over = False  #: inside a hand-over (the hybrid's model takes one step at a time)
 
     def started(self, follower: Follower) -> None:
         self.inner.started(follower)
@@ -234,16 +235,24 @@ class HandOverRecorder(Delegate):
     async def hand_over(self, step: Step, problem: str, actions: AsyncIterator[Action]) -> AsyncIterator[Action]:
         from docverify_models.agent import subgoal_text
 
+        if self.handing_over:  # the teacher's way past one step got stuck again: still the first hand-over's
+            async for action in actions:
+                yield action
+            return
         goal = subgoal_text(self.task, step, problem)
         self.shadow.state.current_step = step.number
         taken = False
-        async for action in actions:
-            if action.kind not in (ActionKind.FLAG_STEP, ActionKind.DONE) and self.observation is not None:
-                self.recording.add(self.shadow, self.observation, action, by=action.by or self.teacher,
-                                   max_text=self.max_text, subgoal=goal)
-                taken = True
-            self.handed = action
-            yield action
+        self.handing_over = True
+        try:
+            async for action in actions:
+                if action.kind not in (ActionKind.FLAG_STEP, ActionKind.DONE) and self.observation is not None:
+                    self.recording.add(self.shadow, self.observation, action, by=action.by or self.teacher,
+                                       max_text=self.max_text, subgoal=goal)
+                    taken = True
+                self.handed = action
+                yield action
+        finally:
+            self.handing_over = False
         if taken and self.observation is not None:
             done = Action(ActionKind.DONE, status="success", step=step.number,
                           thought=f"Step {step.number} is done the way the console offers it now.",
