@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from docverify.cli import cli
 from docverify.engines import Completion, Engine
-from docverify_training.accuracy import held_out, same_action, sample, score
+from docverify_training.accuracy import NotPaired, compare, held_out, same_action, sample, score
 from docverify_training.trajectory import Trajectory, TrajectoryTurn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "models"))
@@ -136,3 +136,41 @@ def test_nothing_left_to_score_is_a_usage_error(tmp_path):
     data.write_text(trajectory("a", CLICK).to_json() + "\n")
     result = CliRunner().invoke(cli, ["train", "accuracy", "--data", str(data), "--exclude", str(data)])
     assert result.exit_code == 2 and "no trajectory left to score" in result.output
+
+
+def result(model: str, matched: dict[str, list[bool]]) -> dict:
+    """A `train accuracy --out` result: each trajectory's turns, matched or not."""
+    return {"model": model, "details": [{"task": task, "turn": i, "matched": m}
+                                        for task, turns in matched.items() for i, m in enumerate(turns)]}
+
+
+def test_two_results_are_compared_turn_by_turn_and_over_trajectories():
+    base = result("base", {"0:a#1": [False, False], "1:b#1": [True, False, False, False], "2:c#1": [True]})
+    sft = result("sft", {"0:a#1": [True, True], "1:b#1": [True, True, False, False], "2:c#1": [False]})
+    comparison = compare(base, sft)
+    # per trajectory: a 0 -> 1, b 1/4 -> 2/4, c 1 -> 0; means 5/12 and 1/2
+    assert comparison["accuracy_a"] == pytest.approx(5 / 12, abs=1e-6)
+    assert comparison["accuracy_b"] == pytest.approx(1 / 2, abs=1e-6)
+    assert comparison["difference"]["value"] == pytest.approx((1 + 0.25 - 1) / 3, abs=1e-6)
+    assert comparison["difference"]["low"] < 0 < comparison["difference"]["high"]
+    assert (comparison["trajectories_better"], comparison["trajectories_worse"]) == (2, 1)
+    assert (comparison["turns_only_b"], comparison["turns_only_a"], comparison["turns"]) == (3, 1, 7)
+    assert comparison["mcnemar_p"] == pytest.approx(0.625)  # 1 against 3: 2 * (1 + 4) / 16
+    assert compare(base, base)["p_value"] == 1.0
+
+
+def test_results_of_different_turns_are_not_compared():
+    with pytest.raises(NotPaired, match="1 only in the first, 0 only in the second"):
+        compare(result("a", {"0:a#1": [True, False]}), result("b", {"0:a#1": [True]}))
+
+
+def test_the_compare_command_names_a_file_that_is_no_result(tmp_path):
+    base, sft, other = tmp_path / "base.json", tmp_path / "sft.json", tmp_path / "other.json"
+    base.write_text(json.dumps(result("base", {"0:a#1": [False] * 5, "1:b#1": [False] * 5})))
+    sft.write_text(json.dumps(result("sft", {"0:a#1": [True] * 5, "1:b#1": [True, True, False, False, False]})))
+    other.write_text(json.dumps({"turns": 3}))
+    ran = CliRunner().invoke(cli, ["train", "compare", str(base), str(sft)])
+    assert ran.exit_code == 0, ran.output
+    assert "B - A +70.0 pp [+40.0, +100.0]" in ran.output and "7 matched by B only, 0 by A only (of 10)" in ran.output
+    ran = CliRunner().invoke(cli, ["train", "compare", str(base), str(other)])
+    assert ran.exit_code == 2 and f"{other}: not a `train accuracy --out` result" in ran.output

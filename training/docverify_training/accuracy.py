@@ -159,6 +159,66 @@ def sample(trajectories: Sequence[Trajectory], turns: int, seed: int = 0) -> lis
     return chosen
 
 
+class NotPaired(ValueError):
+    """Two accuracy results that did not score the same turns."""
+
+
+class NotAResult(NotPaired):
+    """A file that is not a ``train accuracy --out`` result."""
+
+
+def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """B against A (two ``train accuracy --out`` results) on the same turns: the mean over
+    trajectories of B's share of matching turns less A's, its bootstrap interval and
+    p-value (trajectories resampled, as the accuracy's interval is), and McNemar's exact
+    test on the turns one model matched and the other did not. :class:`NotPaired` when
+    the two scored different turns (other data, --exclude, --turns or --seed)."""
+    from docverify_bench.stats import bootstrap, bootstrap_p_value, mcnemar
+
+    turns_a, turns_b = (turn_matches(result) for result in (a, b))
+    if turns_a.keys() != turns_b.keys():
+        only_a, only_b = len(turns_a.keys() - turns_b.keys()), len(turns_b.keys() - turns_a.keys())
+        raise NotPaired(f"the two results scored different turns ({only_a} only in the first, {only_b} only in "
+                        "the second)")
+    trajectories: dict[str, list[tuple[bool, bool]]] = {}
+    for key in sorted(turns_a):
+        trajectories.setdefault(key[0], []).append((turns_a[key], turns_b[key]))
+    deltas = [sum(y - x for x, y in pairs) / len(pairs) for pairs in trajectories.values()]
+    shares = {side: sum(sum(pair[side] for pair in pairs) / len(pairs) for pairs in trajectories.values())
+              / len(trajectories) for side in (0, 1)}
+    every = [pair for pairs in trajectories.values() for pair in pairs]
+    only_a, only_b = sum(x and not y for x, y in every), sum(y and not x for x, y in every)
+    return {"a": a.get("model"), "b": b.get("model"), "trajectories": len(trajectories), "turns": len(turns_a),
+            "accuracy_a": round(shares[0], 6), "accuracy_b": round(shares[1], 6),
+            "difference": bootstrap(deltas).to_dict(), "p_value": round(bootstrap_p_value(deltas), 6),
+            "trajectories_better": sum(d > 0 for d in deltas), "trajectories_worse": sum(d < 0 for d in deltas),
+            "turns_only_a": only_a, "turns_only_b": only_b, "mcnemar_p": round(mcnemar(only_a, only_b), 6)}
+
+
+def turn_matches(result: dict[str, Any]) -> dict[tuple[str, int], bool]:
+    """Whether each turn (trajectory key, turn index) of a ``train accuracy --out`` result matched."""
+    try:
+        return {(str(turn["task"]), int(turn["turn"])): bool(turn["matched"]) for turn in result["details"]}
+    except (KeyError, TypeError, ValueError):
+        raise NotAResult("not a `train accuracy --out` result: it has no per-turn 'details'") from None
+
+
+def describe_comparison(comparison: dict[str, Any], names: tuple[str, str]) -> list[str]:
+    """The comparison of results ``names`` (A, B) as lines for a terminal."""
+    difference = comparison["difference"]
+    return [f"A {100 * comparison['accuracy_a']:.1f}% ({names[0]}, {comparison['a']})",
+            f"B {100 * comparison['accuracy_b']:.1f}% ({names[1]}, {comparison['b']})",
+            f"B - A {100 * difference['value']:+.1f} pp [{100 * difference['low']:+.1f}, "
+            f"{100 * difference['high']:+.1f}], p {_p(comparison['p_value'])} (over {comparison['trajectories']} "
+            f"trajectories: {comparison['trajectories_better']} better, {comparison['trajectories_worse']} worse)",
+            f"turns: {comparison['turns_only_b']} matched by B only, {comparison['turns_only_a']} by A only "
+            f"(of {comparison['turns']}), McNemar p {_p(comparison['mcnemar_p'])}"]
+
+
+def _p(value: float) -> str:
+    return f"{value:.4f}" if value >= 1e-4 else f"{value:.1e}"
+
+
 def describe(summary: dict[str, Any]) -> list[str]:
     """The summary as lines for a terminal."""
     accuracy = summary["accuracy"]

@@ -349,3 +349,42 @@ def accuracy(ctx: click.Context, data: tuple[Path, ...], exclude: tuple[Path, ..
                                   indent=1, ensure_ascii=False), encoding="utf-8")
     click.echo(json.dumps(summary, indent=1) if as_json else "\n".join(measure.describe(summary)))
     return 0
+
+
+@train.command("compare", context_settings=CONTEXT_SETTINGS)
+@click.argument("first", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("second", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+def compare(first: Path, second: Path, as_json: bool) -> int:
+    """SECOND against FIRST: two `train accuracy --out` results on the same turns (the
+    same --data, --exclude, --turns and --seed), paired. The difference in accuracy with
+    its bootstrap interval and p-value over trajectories, and McNemar's test on the
+    turns only one model matched.
+
+    \b
+      docverify train compare base-accuracy.json sft-accuracy.json
+    """
+    import json
+
+    from docverify_training import accuracy as measure
+
+    results = []
+    hint = "give the files `docverify train accuracy --out` wrote"
+    for path in (first, second):
+        try:
+            results.append(json.loads(path.read_text(encoding="utf-8")))
+            measure.turn_matches(results[-1])
+        except OSError as error:
+            raise UsageError(f"{path}: {error.strerror}") from None
+        except json.JSONDecodeError as error:
+            raise UsageError(f"{path}:{error.lineno}: not JSON ({error.msg})", hint=hint) from None
+        except measure.NotAResult as error:
+            raise UsageError(f"{path}: {error}", hint=hint) from None
+    try:
+        comparison = measure.compare(*results)
+    except measure.NotPaired as error:
+        raise UsageError(f"{first} and {second}: {error}",
+                         hint="score both models with the same --data, --exclude, --turns and --seed") from None
+    click.echo(json.dumps(comparison, indent=1) if as_json else "\n".join(
+        measure.describe_comparison(comparison, (str(first), str(second)))))
+    return 0
