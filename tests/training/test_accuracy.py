@@ -162,6 +162,8 @@ def test_two_results_are_compared_turn_by_turn_and_over_trajectories():
 def test_results_of_different_turns_are_not_compared():
     with pytest.raises(NotPaired, match="1 only in the first, 0 only in the second"):
         compare(result("a", {"0:a#1": [True, False]}), result("b", {"0:a#1": [True]}))
+    with pytest.raises(NotPaired, match="no turn"):
+        compare(result("a", {}), result("b", {}))
 
 
 def test_the_compare_command_names_a_file_that_is_no_result(tmp_path):

@@ -180,6 +180,8 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
         only_a, only_b = len(turns_a.keys() - turns_b.keys()), len(turns_b.keys() - turns_a.keys())
         raise NotPaired(f"the two results scored different turns ({only_a} only in the first, {only_b} only in "
                         "the second)")
+    if not turns_a:
+        raise NotPaired("the results scored no turn")
     trajectories: dict[str, list[tuple[bool, bool]]] = {}
     for key in sorted(turns_a):
         trajectories.setdefault(key[0], []).append((turns_a[key], turns_b[key]))
