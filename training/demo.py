@@ -1,6 +1,7 @@
 """The demonstration of issue 14: base -> SFT -> SFT+GRPO, each stage measured on the eval split.
 
     python training/demo.py --out /work/runs/demo [--eval-sample 24] [--stage all|data|base|sft|grpo|report]
+        [--eval-policy llamacpp|hybrid]
 
 Stages, each skipped when its output is complete and resumed when it was interrupted (the
 whole run takes hours on a 2-core CPU: it can be stopped and started again, across sessions):
@@ -39,6 +40,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = ("data", "base", "sft", "grpo", "report")
+EVAL_POLICIES = ("llamacpp", "hybrid")
 
 
 class Demo:
@@ -96,13 +98,13 @@ class Demo:
         common = ["bench", "run", "--split", "eval", "--jobs", str(self.args.jobs), "--max-steps",
                   str(self.args.max_turns), "--timeout", str(self.args.task_timeout), *self.sample(),
                   *self.small, *path]
-        self.resumable(self.out / f"{stage}-llamacpp.json", *common, "--policy", "llamacpp",
-                       "--label", f"{stage} (llamacpp)")
         hybrid = ["-O", "policy.hybrid.engine=llamacpp", *self.prompt("hybrid")]
         if model is not None:
             hybrid += ["-O", f"policy.hybrid.model_path={model}"]
-        self.resumable(self.out / f"{stage}-hybrid.json", *common, "--policy", "hybrid", *hybrid,
-                       "--label", f"{stage} (hybrid)")
+        for policy in EVAL_POLICIES:
+            if policy in (self.args.eval_policy or EVAL_POLICIES):
+                self.resumable(self.out / f"{stage}-{policy}.json", *common, "--policy", policy,
+                               *(hybrid if policy == "hybrid" else []), "--label", f"{stage} ({policy})")
 
     def sample(self) -> list[str]:
         return ["--sample", str(self.args.eval_sample)] if self.args.eval_sample else []
@@ -212,6 +214,9 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
                         help="GRPO's rollout policy: the model alone, or taking the literal follower's hand-overs")
     parser.add_argument("--grpo-category", action="append", default=[],
                         help="GRPO only on the train tasks of this category (repeatable; default: all)")
+    parser.add_argument("--eval-policy", action="append", choices=EVAL_POLICIES, default=[],
+                        help="evaluate each stage only this way (repeatable; default both): e.g. every stage inside"
+                             " hybrid first, the slower llamacpp evaluations after")
     parser.add_argument("--max-turns", type=int, default=30, help="turns per task in evaluation and GRPO")
     parser.add_argument("--task-timeout", type=int, default=1200,
                         help="seconds per task, set well above --max-turns' worth so that the turn budget, not"

@@ -76,3 +76,12 @@ def test_sft_data_takes_every_hand_over_then_the_rest_up_to_the_cap(tmp_path):
     chosen = [json.loads(line)["name"] for line in demo.sft_data().read_text().splitlines()]
     assert chosen[:3] == ["h0", "h1", "h2"] and len(chosen) == 7  # 6 hand-over turns, then 4 of 5 turns
     assert demo.sft_data().read_text().count("\n") == 7  # written once, read back after
+
+
+def test_a_stage_can_be_evaluated_one_way_only(tmp_path):
+    (tmp_path / "sft").mkdir()
+    (tmp_path / "sft" / "model.gguf").write_bytes(b"GGUF")  # trained: the stage only evaluates
+    evaluations = commands(tmp_path, "--eval-policy", "hybrid", stage="sft")
+    assert [c[c.index("--policy") + 1] for c in evaluations] == ["hybrid"]
+    assert evaluations[0][evaluations[0].index("--out") + 1] == str(tmp_path / "sft-hybrid.json")
+    assert [c[c.index("--policy") + 1] for c in commands(tmp_path, stage="base")] == ["llamacpp", "hybrid"]
