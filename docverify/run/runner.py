@@ -96,8 +96,18 @@ class Outcome:
 async def in_thread(manager: AbstractContextManager[T]) -> AsyncIterator[T]:
     """A blocking context manager (a provisioner's Terraform) entered and left in a
     worker thread, so the other procedures go on meanwhile. It is left even when the
-    procedure is cancelled (Ctrl-C): what was created is destroyed."""
-    value = await asyncio.to_thread(manager.__enter__)
+    procedure is cancelled (Ctrl-C): what was created is destroyed, also when the
+    cancellation came while the thread was still entering it (it is waited for, then left)."""
+    entering = asyncio.ensure_future(asyncio.to_thread(manager.__enter__))
+    try:
+        value = await asyncio.shield(entering)
+    except asyncio.CancelledError as cancelled:
+        try:
+            await entering  # the thread goes on: what it makes must not outlive the procedure
+        except Exception:
+            raise cancelled from None  # entering failed: nothing to leave
+        await asyncio.to_thread(manager.__exit__, type(cancelled), cancelled, cancelled.__traceback__)
+        raise
     try:
         yield value
     except BaseException as error:
@@ -105,6 +115,16 @@ async def in_thread(manager: AbstractContextManager[T]) -> AsyncIterator[T]:
             raise
     else:
         await asyncio.to_thread(manager.__exit__, None, None, None)
+
+
+def cut_short(task: Task, error: BaseException | None = None) -> None:
+    """Raise CancelledError when the running procedure was asked to stop (Ctrl-C) and
+    went on (a plugin caught the cancellation, or failed because of it: its browser or
+    console closing): what it ends with is no result, and ``--resume`` runs it again."""
+    current = asyncio.current_task()
+    if current is not None and current.cancelling():
+        log.debug("%s was cut short by Ctrl-C: no result", task.id, exc_info=error)
+        raise asyncio.CancelledError from error
 
 
 def now_iso() -> str:
@@ -152,7 +172,9 @@ class Runner:
                         if self.stages.policy.meter.exhausted:  # spent: the rest are not started
                             self.finish(task, not_started_spent(task, self.stages.policy.meter))
                             return
-                        self.finish(task, await self.run_one(xrun, task))
+                        result = await self.run_one(xrun, task)
+                        cut_short(task)
+                        self.finish(task, result)
 
                 clock = time.perf_counter()
                 await asyncio.gather(*(one(task) for task in tasks))
@@ -198,6 +220,7 @@ class Runner:
         except EnvironmentProblem as problem:
             return unfinished(task, str(problem), started, duration=time.perf_counter() - clock)
         except Exception as error:  # a bug in a plugin: this procedure is undecided, the run goes on
+            cut_short(task, error)
             log.debug("internal error in %s", task.id, exc_info=True)
             message = (f"internal error: {type(error).__name__}: {error} (a bug in docverify or a plugin; "
                        "DOCVERIFY_DEBUG=1 shows the traceback)")

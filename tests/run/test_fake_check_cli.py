@@ -57,21 +57,27 @@ class CtrlC:
     process, as a terminal sends it) while its page never loads; then it opens the
     bucket list."""
 
-    def __init__(self) -> None:
+    def __init__(self, swallow: bool = False) -> None:
         self.pressed = 0
+        self.swallow = swallow  #: fail instead of being cancelled, as a plugin whose browser closed under it
 
     async def __call__(self, session) -> str:
         if self.pressed:
             return "/buckets"
         self.pressed += 1
         await press_ctrl_c()
-        await asyncio.Event().wait()  # until the interrupted run cancels this procedure
+        try:
+            await asyncio.Event().wait()  # until the interrupted run cancels this procedure
+        except asyncio.CancelledError:
+            if self.swallow:
+                raise RuntimeError("Target page, context or browser has been closed") from None
+            raise
         raise AssertionError("not reached")
 
 
-@pytest.fixture
-def ctrl_c() -> CtrlC:
-    return CtrlC()
+@pytest.fixture(params=[False, True], ids=["cancelled", "failing-when-cancelled"])
+def ctrl_c(request) -> CtrlC:
+    return CtrlC(swallow=request.param)
 
 
 @pytest.fixture(autouse=True)
@@ -161,7 +167,10 @@ def test_exitfirst_starts_nothing_after_the_first_failure(folder, tmp_path):
 @pytest.mark.skipif(signal.getsignal(signal.SIGINT) is not signal.default_int_handler,
                     reason="Ctrl-C is not Python's KeyboardInterrupt in this process")
 def test_ctrl_c_saves_what_finished_marks_the_run_interrupted_and_resume_runs_the_rest(folder, tmp_path, ctrl_c):
-    for index in range(4):  # the second one is interrupted: the first is saved, the others never start
+    # the second one is interrupted: the first is saved, the others never start; the second
+    # has no result even when it ends in an error instead of being cancelled (a plugin caught
+    # the cancellation, or failed because its browser or console closed)
+    for index in range(4):
         write(folder, f"b{index}.md", passing(index, link="Archive" if index == 1 else "Buckets"))
     try:
         interrupted = check(str(folder), "--jobs", "1")

@@ -180,3 +180,39 @@ def test_a_pass_keeps_its_screenshots_when_asked(tmp_path):
     [turn] = results["passes"].turns
     assert turn.screenshot_before == "artifacts/doc_passes/turn-000.png"  # PNG unless asked for JPEG
     assert (tmp_path / turn.screenshot_after).read_bytes() == picture("/oss/bucket")
+
+
+def test_a_provisioning_cancelled_while_it_is_entered_is_still_left():
+    """Ctrl-C while the provisioner's thread is creating: the procedure waits for the
+    thread, then destroys what it created, before the cancellation goes on (else the
+    thread's resources outlive the run, destroyed, if ever, when the console is gone)."""
+    import threading
+
+    from docverify.run.runner import in_thread
+
+    creating, events = threading.Event(), []
+
+    class Slow:
+        def __enter__(self):
+            creating.set()
+            threading.Event().wait(0.3)
+            events.append("created")
+            return "resources"
+
+        def __exit__(self, *error):
+            events.append("destroyed" if error[0] is asyncio.CancelledError else f"left {error}")
+            return False
+
+    async def procedure():
+        async with in_thread(Slow()):
+            events.append("ran")
+
+    async def main():
+        task = asyncio.create_task(procedure())
+        await asyncio.to_thread(creating.wait)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert events == ["created", "destroyed"]
