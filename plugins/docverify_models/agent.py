@@ -32,7 +32,7 @@ from docverify.execute.policy import Episode, Policy
 from docverify.parse.model import Step
 from docverify.scrub import scrub
 from docverify.task import Task
-from docverify_models.schema import InvalidAnswer, answer_schema, to_action
+from docverify_models.schema import InvalidAnswer, answer_schema, element_target, to_action
 
 PROMPTS = Path(__file__).parent / "prompts"
 #: Words of actions that destroy or change what exists: allowed only when the task asks for them.
@@ -69,6 +69,10 @@ class AgentState:
     reports: list[str] = field(default_factory=list)
     current_step: str | None = None
     last: Action | None = None
+    acted_on: str | None = None  #: the page (its text, refs left out) the last action was chosen on
+    #: the actions (kind, target) that changed nothing on the page ``idle_page``, while it stays so
+    idle: set[tuple[str, str]] = field(default_factory=set)
+    idle_page: str | None = None
 
 
 class Agent:
@@ -109,6 +113,7 @@ class Agent:
                                                         "one JSON object."}]
                 continue
             self.remember(action)
+            self.state.acted_on = page_text(observation)
             return action
         raise Undecided(f"the model gave no usable action in {self.options.max_invalid + 1} tries "
                         f"(last problem: {problems[-1]})")
@@ -118,8 +123,11 @@ class Agent:
         are the ones the prompt shows (``page``: it cannot name an element it was not
         shown) and the doc's own, less the clicks :meth:`in_scope` would refuse (a
         greedy decoder offered one would name it again on every retry)."""
+        idle = self.state.idle if self.state.idle_page == page_text(observation) else set()
+
         def refuse(kind: ActionKind, element: Element) -> bool:
-            return kind is ActionKind.CLICK and bool(self.out_of_scope(element.name))
+            return ((kind is ActionKind.CLICK and bool(self.out_of_scope(element.name)))
+                    or (kind.value, element_target(element)) in idle)
 
         return answer_schema(self.backend, page=page if shown_refs(page) else observation.snapshot,
                              steps=[s.number for s in self.task.procedure.all_steps()], refuse=refuse)
@@ -176,10 +184,24 @@ class Agent:
             self.state.current_step = step
 
     def outcome(self, observation: Observation) -> None:
-        """Append how the last action went to its history line."""
-        if self.state.history and observation.error:
-            turn = self.state.history[-1]
+        """Append how the last action went to its history line: failed, or changed nothing
+        on the page (the same page, refs aside). An action that changed nothing is not
+        offered to a constrained decoder again while the page stays the same (a greedy
+        decoder named the same selected radio button eight times over)."""
+        state, acted_on = self.state, self.state.acted_on
+        state.acted_on = None
+        page = page_text(observation)
+        if state.idle_page != page:
+            state.idle, state.idle_page = set(), None
+        if not state.history:
+            return
+        turn = state.history[-1]
+        if observation.error:
             turn.text += f" -> failed: {observation.error[:200]}"
+        elif acted_on == page and state.last is not None and state.last.target:  # on an element
+            turn.text += " -> nothing changed"
+            state.idle.add((state.last.kind.value, state.last.target))
+            state.idle_page = page
 
     # -- the prompt ---------------------------------------------------------------------
 
@@ -288,6 +310,14 @@ class ModelPolicy(Policy):
         if self.backend is not None:
             self.backend.close()
             self.backend = None
+
+
+_REF = re.compile(r" \[ref=[^\]]*\]")
+
+
+def page_text(observation: Observation) -> str:
+    """What a page shows, without the refs (a snapshot names the same elements anew)."""
+    return f"{observation.url}\n{_REF.sub('', observation.snapshot)}"
 
 
 def subgoal_text(task: Task, step: Step, problem: str) -> str:

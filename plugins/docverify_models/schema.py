@@ -155,7 +155,7 @@ def to_action(text: str, observation: Observation, task: Task) -> Action:
         element = next((e for e in observation.elements if e.ref == ref), None)
         if element is None:
             raise InvalidAnswer(f"no element with ref {ref!r} on the current page: use a ref from the latest page")
-        target = f"{element.role} '{element.name}'" if element.name else element.role
+        target = element_target(element)
     if kind in NEEDS_VALUE and value is None:
         raise InvalidAnswer(f"'{name}' needs 'value'")
     if kind is ActionKind.SCROLL and value not in (None, "up", "down"):
@@ -177,6 +177,11 @@ def to_action(text: str, observation: Observation, task: Task) -> Action:
         found = Finding(FindingKind(finding), task.procedure.path, steps[step].line, step, expected, observed)
         return Action(kind, step=step, thought=thought, finding=found)
     return Action(kind, ref=ref, value=value, target=target, step=step, thought=thought)
+
+
+def element_target(element: Element) -> str:
+    """An element as an action's ``target`` names it: ``button 'OK'``."""
+    return f"{element.role} '{element.name}'" if element.name else element.role
 
 
 def _text(value: Any) -> str | None:

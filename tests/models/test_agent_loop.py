@@ -316,3 +316,29 @@ def test_a_constrained_decoder_is_never_offered_a_click_the_loop_would_refuse():
     deleting = make_task(parse_text("# Delete a bucket\n\n1. Click **Delete All**.\n", "d.md").procedures[0],
                          suffix="x1y2z3")
     assert click_refs(Agent(deleting, backend, ModelOptions(), meter=None, usage=None))["enum"] == ["e11", "e13", "e15"]
+
+
+def test_an_action_that_changed_nothing_is_noted_and_not_offered_again_on_the_same_page():
+    """A greedy decoder clicked an already selected radio button eight times: the page
+    did not change, so neither did its answer. The history now says so, and the grammar
+    leaves that click out while the page stays the same (refs aside)."""
+    import re
+    from types import SimpleNamespace
+
+    from docverify.execute.actions import Action
+    from docverify_models.agent import Agent, ModelOptions, page_text
+
+    def click_refs(agent, page):
+        schema = agent.schema(page, agent.page(page, None))
+        return next(b for b in schema["anyOf"] if b["properties"]["action"]["const"] == "click")["properties"]["ref"]
+
+    agent = Agent(task(), SimpleNamespace(constrained=True, max_text=100), ModelOptions(), meter=None, usage=None)
+    agent.remember(Action(ActionKind.CLICK, ref="e13", target="button 'Create Bucket'", step="1"))
+    agent.state.acted_on = page_text(PAGE)  # as decide() leaves it
+    same = Observation(PAGE.url, PAGE.title, re.sub(r"ref=e", "ref=f2e", PAGE.snapshot))  # new refs, same page
+    agent.outcome(same)
+    assert agent.state.history[-1].text == "click button 'Create Bucket' -> nothing changed"
+    assert click_refs(agent, same)["enum"] == ["f2e11"]  # not Create Bucket again; Delete All is out of scope
+    changed = Observation(PAGE.url, PAGE.title, PAGE.snapshot + '\n- dialog "Create Bucket" [ref=e20]')
+    agent.outcome(changed)
+    assert click_refs(agent, changed)["enum"] == ["e11", "e13"]
