@@ -192,9 +192,9 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     only_a, only_b = sum(x and not y for x, y in every), sum(y and not x for x, y in every)
     return {"a": a.get("model"), "b": b.get("model"), "trajectories": len(trajectories), "turns": len(turns_a),
             "accuracy_a": round(shares[0], 6), "accuracy_b": round(shares[1], 6),
-            "difference": bootstrap(deltas).to_dict(), "p_value": round(bootstrap_p_value(deltas), 6),
+            "difference": bootstrap(deltas).to_dict(), "p_value": _significant(bootstrap_p_value(deltas)),
             "trajectories_better": sum(d > 0 for d in deltas), "trajectories_worse": sum(d < 0 for d in deltas),
-            "turns_only_a": only_a, "turns_only_b": only_b, "mcnemar_p": round(mcnemar(only_a, only_b), 6)}
+            "turns_only_a": only_a, "turns_only_b": only_b, "mcnemar_p": _significant(mcnemar(only_a, only_b))}
 
 
 def turn_matches(result: dict[str, Any]) -> dict[tuple[str, int], bool]:
@@ -215,6 +215,11 @@ def describe_comparison(comparison: dict[str, Any], names: tuple[str, str]) -> l
             f"trajectories: {comparison['trajectories_better']} better, {comparison['trajectories_worse']} worse)",
             f"turns: {comparison['turns_only_b']} matched by B only, {comparison['turns_only_a']} by A only "
             f"(of {comparison['turns']}), McNemar p {_p(comparison['mcnemar_p'])}"]
+
+
+def _significant(value: float) -> float:
+    """``value`` to 3 significant digits (a p-value of 1e-9 stays one, not 0)."""
+    return float(f"{value:.3g}")
 
 
 def _p(value: float) -> str:
