@@ -121,8 +121,9 @@ class Agent:
     def schema(self, observation: Observation, page: str) -> dict[str, Any]:
         """This turn's answer schema; for a constrained decoder, refs and step numbers
         are the ones the prompt shows (``page``: it cannot name an element it was not
-        shown) and the doc's own, less the clicks :meth:`in_scope` would refuse (a
-        greedy decoder offered one would name it again on every retry)."""
+        shown) and the doc's own, less the clicks :meth:`in_scope` would refuse and the
+        actions that just changed nothing on this same page (:meth:`outcome`): a greedy
+        decoder offered one would name it again on every retry."""
         idle = self.state.idle if self.state.idle_page == page_text(observation) else set()
 
         def refuse(kind: ActionKind, element: Element) -> bool:

@@ -66,7 +66,8 @@ def action_schema(max_text: int = 400, *, steps: Sequence[str] = ()) -> dict[str
     }
 
 
-#: Whether an action on an element would be refused (the agent loop's scope rule).
+#: Whether an action on an element is not to be offered (the agent loop's scope rule refuses
+#: it, or it just changed nothing on this page).
 Refuse = Callable[[ActionKind, Element], bool]
 
 

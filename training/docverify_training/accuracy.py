@@ -173,7 +173,7 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     p-value (trajectories resampled, as the accuracy's interval is), and McNemar's exact
     test on the turns one model matched and the other did not. :class:`NotPaired` when
     the two scored different turns (other data, --exclude, --turns or --seed)."""
-    from docverify_bench.stats import bootstrap, bootstrap_p_value, mcnemar
+    from docverify_bench.stats import bootstrap, bootstrap_p_value, mcnemar, mean
 
     turns_a, turns_b = (turn_matches(result) for result in (a, b))
     if turns_a.keys() != turns_b.keys():
@@ -186,8 +186,7 @@ def compare(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     for key in sorted(turns_a):
         trajectories.setdefault(key[0], []).append((turns_a[key], turns_b[key]))
     deltas = [sum(y - x for x, y in pairs) / len(pairs) for pairs in trajectories.values()]
-    shares = {side: sum(sum(pair[side] for pair in pairs) / len(pairs) for pairs in trajectories.values())
-              / len(trajectories) for side in (0, 1)}
+    shares = [mean([mean([pair[side] for pair in pairs]) for pairs in trajectories.values()]) for side in (0, 1)]
     every = [pair for pairs in trajectories.values() for pair in pairs]
     only_a, only_b = sum(x and not y for x, y in every), sum(y and not x for x, y in every)
     return {"a": a.get("model"), "b": b.get("model"), "trajectories": len(trajectories), "turns": len(turns_a),
