@@ -19,7 +19,7 @@ class ExitCode(IntEnum):
     PLUGIN = 4  #: a plugin failed to load or misbehaved
     NO_PROCEDURES = 5  #: no procedures found
     INTERNAL = 70  #: a bug in docverify itself (EX_SOFTWARE); please report it
-    INTERRUPTED = 130  #: Ctrl-C
+    INTERRUPTED = 130  #: Ctrl-C or SIGTERM
 
 
 class DocverifyError(Exception):

@@ -266,15 +266,16 @@ def main_thread_awaits_the_run() -> bool:
     return where == [("threading.py", "wait"), ("_base.py", "result"), ("loop.py", "run")]
 
 
-async def press_ctrl_c(within: float = 10.0) -> None:
-    """SIGINT to this process, as a terminal's Ctrl-C, once the main thread awaits the
-    run (from the run's loop; a signal a moment earlier would interrupt the main thread
-    before it waits, where nothing cancels the run)."""
+async def press_ctrl_c(within: float = 10.0, sig: int = signal.SIGINT) -> None:
+    """SIGINT to this process, as a terminal's Ctrl-C (or ``sig``: SIGTERM, as a CI runner
+    cancelling a job), once the main thread awaits the run (from the run's loop; a signal
+    a moment earlier would interrupt the main thread before it waits, where nothing
+    cancels the run)."""
     deadline = time.monotonic() + within
     while not main_thread_awaits_the_run():
         assert time.monotonic() < deadline, "the main thread never waited for the run"
         await asyncio.sleep(0.001)
-    os.kill(os.getpid(), signal.SIGINT)
+    os.kill(os.getpid(), sig)
 
 
 # -- a model engine of scripted replies --------------------------------------------------

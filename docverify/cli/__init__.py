@@ -9,8 +9,12 @@ from __future__ import annotations
 import gc
 import importlib
 import os
+import signal
 import sys
+import threading
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Sequence
 
 import click
@@ -64,15 +68,48 @@ class DocverifyGroup(click.Group):
         sys.exit(code)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, taken as Ctrl-C: a CI runner cancelling the job, ``docker stop``, ``kill``."""
+
+
+@contextmanager
+def sigterm_as_ctrl_c() -> Iterator[None]:
+    """While the CLI runs, SIGTERM stops it as Ctrl-C does (the procedures cancelled,
+    what they provisioned destroyed, the browser closed, what finished saved and
+    reported, exit 130) instead of killing it on the spot, which would leave cloud
+    resources and child processes behind. A SIGTERM that comes while a Ctrl-C or an
+    earlier SIGTERM is being handled is ignored, so that clean-up goes on: a cancelled
+    CI job gets SIGINT, then SIGTERM seconds later (a second Ctrl-C still stops waiting).
+    Nothing changes where SIGTERM already has a handler or is ignored, or off the main
+    thread."""
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def terminate(signum: int, frame: Any) -> None:  # noqa: ARG001 - the signal API
+        if not isinstance(sys.exc_info()[1], KeyboardInterrupt):  # in a handler's except or finally: its clean-up
+            raise Terminated()
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_guarded(invoke) -> int:
     """Run the CLI, turning every outcome into an exit code and at most one line
-    of error (a traceback only with DOCVERIFY_DEBUG=1)."""
+    of error (a traceback only with DOCVERIFY_DEBUG=1); SIGTERM is Ctrl-C
+    (:func:`sigterm_as_ctrl_c`)."""
     try:
-        result = invoke()
+        with sigterm_as_ctrl_c():
+            result = invoke()
     except click.exceptions.Exit as done:
         return done.exit_code
-    except (KeyboardInterrupt, click.Abort):
-        click.echo("interrupted", err=True)
+    except (KeyboardInterrupt, click.Abort) as stop:
+        terminated = isinstance(stop, Terminated) or isinstance(stop.__cause__, Terminated)  # click: Abort from it
+        click.echo("terminated (SIGTERM)" if terminated else "interrupted", err=True)
         return ExitCode.INTERRUPTED
     except click.ClickException as error:
         error.show()

@@ -115,3 +115,32 @@ def test_plugin_table_naming_no_plugin(runner, tmp_path, monkeypatch):
     result = runner.invoke(cli, ["config"])
     assert result.exit_code == ExitCode.USAGE
     assert "unknown provisioner 'nonee' (did you mean 'none'?)" in result.output
+
+
+@click.command("wait-for-sigterm")
+def wait_for_sigterm():
+    """SIGTERM to this process; the second one while the first one's clean-up runs."""
+    import os
+    import signal
+    import time
+
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the signal interrupts the sleep
+        raise AssertionError("SIGTERM did not stop the command")
+    except KeyboardInterrupt:
+        os.kill(os.getpid(), signal.SIGTERM)  # a CI runner's second signal: the clean-up goes on
+        time.sleep(0.05)
+        click.echo("cleaned up")
+        raise
+
+
+def test_sigterm_stops_a_command_as_ctrl_c_and_a_second_one_lets_its_clean_up_finish(runner, monkeypatch):
+    import signal
+
+    monkeypatch.setattr("docverify.cli._app", lambda ctx: _app_with_commands(wait_for_sigterm))
+    before = signal.getsignal(signal.SIGTERM)
+    result = runner.invoke(cli, ["wait-for-sigterm"])
+    assert result.exit_code == ExitCode.INTERRUPTED
+    assert "cleaned up" in result.stdout and "terminated (SIGTERM)" in result.stderr
+    assert signal.getsignal(signal.SIGTERM) is before  # restored: the process's own again

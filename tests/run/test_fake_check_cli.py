@@ -54,18 +54,19 @@ DRIFTING = """\
 
 class CtrlC:
     """What clicking the "Archive" link does: the first time, a Ctrl-C (SIGINT to this
-    process, as a terminal sends it) while its page never loads; then it opens the
-    bucket list."""
+    process, as a terminal sends it; or SIGTERM, as a CI runner cancelling the job) while
+    its page never loads; then it opens the bucket list."""
 
-    def __init__(self, swallow: bool = False) -> None:
+    def __init__(self, swallow: bool = False, sig: int = signal.SIGINT) -> None:
         self.pressed = 0
         self.swallow = swallow  #: fail instead of being cancelled, as a plugin whose browser closed under it
+        self.sig = sig
 
     async def __call__(self, session) -> str:
         if self.pressed:
             return "/buckets"
         self.pressed += 1
-        await press_ctrl_c()
+        await press_ctrl_c(sig=self.sig)
         try:
             await asyncio.Event().wait()  # until the interrupted run cancels this procedure
         except asyncio.CancelledError:
@@ -75,9 +76,10 @@ class CtrlC:
         raise AssertionError("not reached")
 
 
-@pytest.fixture(params=[False, True], ids=["cancelled", "failing-when-cancelled"])
+@pytest.fixture
 def ctrl_c(request) -> CtrlC:
-    return CtrlC(swallow=request.param)
+    swallow, sig = getattr(request, "param", (False, signal.SIGINT))
+    return CtrlC(swallow=swallow, sig=sig)
 
 
 @pytest.fixture(autouse=True)
@@ -166,6 +168,8 @@ def test_exitfirst_starts_nothing_after_the_first_failure(folder, tmp_path):
 
 @pytest.mark.skipif(signal.getsignal(signal.SIGINT) is not signal.default_int_handler,
                     reason="Ctrl-C is not Python's KeyboardInterrupt in this process")
+@pytest.mark.parametrize("ctrl_c", [(False, signal.SIGINT), (True, signal.SIGINT), (False, signal.SIGTERM)],
+                         ids=["cancelled", "failing-when-cancelled", "sigterm"], indirect=True)
 def test_ctrl_c_saves_what_finished_marks_the_run_interrupted_and_resume_runs_the_rest(folder, tmp_path, ctrl_c):
     # the second one is interrupted: the first is saved, the others never start; the second
     # has no result even when it ends in an error instead of being cancelled (a plugin caught
