@@ -47,6 +47,9 @@ def test_rollout_then_sft_then_grpo(tmp_path):
               "-S", "lora_target_modules=q_proj,v_proj")
     assert "2 steps" in out and (sft / "model.gguf").is_file()
     assert json.loads((sft / "model" / "docverify-base.json").read_text())["gguf"].endswith(".gguf")
+    card = (sft / "README.md").read_text()  # ours, not the trainer's generic card
+    assert card.startswith("# A docverify policy model: `docverify train sft`") and "from `smollm2`" in card
+    assert f"-O policy.llamacpp.model_path={(sft / 'model.gguf').resolve()}" in card and "None" not in card
 
     grpo = tmp_path / "runs" / "grpo"
     out = run("train", "grpo", "--model", str(sft / "model"), "--tasks", str(ROOT / "benchmark" / "tasks"),
@@ -60,3 +63,5 @@ def test_rollout_then_sft_then_grpo(tmp_path):
     attempts = json.loads((grpo / "rollouts" / "step-1.json").read_text())["attempts"]
     assert len(attempts) == 2 and all(a["task"].startswith("ecs-create-key-pair") for a in attempts)
     assert (grpo / "model.gguf").is_file() and "GGUF:" in out
+    card = (grpo / "README.md").read_text()
+    assert "`docverify train grpo`" in card and "share reaching the goal per step" in card and "rollouts/step-N.json" in card

@@ -128,3 +128,23 @@ def test_examples_longer_than_max_length_are_counted_and_said(tmp_path, tokenize
     report, _ = train_sft(tmp_path, long, settings, model=tiny_model(tokenizer), tokenizer=tokenizer, say=said.append)
     assert report["examples_left_out"] == 1 and report["examples_cut"] == 0
     assert said and "leaves out 1 of 2 examples" in said[0] and "max_length=200" in said[0]
+
+
+def test_the_output_folder_says_what_it_holds_and_how_each_policy_loads_it(tmp_path, monkeypatch):
+    from docverify_training.cli import model_card
+
+    monkeypatch.setattr("sys.argv", ["docverify", "train", "sft", "--model", "smollm2", "--output", "runs/sft"])
+    report = {"steps": 99, "seconds": 3600.4, "loss_first": 1.88, "loss_last": 0.35, "peak_rss_mb": 10712.3,
+              "lora": True, "model": str(tmp_path / "model")}
+    card = model_card("sft", "smollm2", report, tmp_path, tmp_path / "model.gguf")
+    assert card.startswith("# A docverify policy model: `docverify train sft`")
+    assert "from `smollm2` (LoRA adapters, merged): 99 steps in 3600 s; loss 1.88 -> 0.35; peak memory 10712 MB" in card
+    assert "    docverify train sft --model smollm2 --output runs/sft" in card
+    assert f"`-O policy.llamacpp.model_path={tmp_path / 'model.gguf'}`" in card
+    assert f"`-O policy.vllm.model={tmp_path / 'model'}`" in card and "`adapter/`" in card
+    assert "rollouts/" not in card  # sft has none
+
+    no_gguf = model_card("grpo", "Qwen/Qwen2.5-0.5B-Instruct", {**report, "lora": False, "rollouts": 8,
+                                                                 "success_rate": [0.25]}, tmp_path, None)
+    assert "policy.llamacpp" not in no_gguf and "adapter/" not in no_gguf and "full fine-tuning" in no_gguf
+    assert "8 rollouts, share reaching the goal per step [0.25]" in no_gguf

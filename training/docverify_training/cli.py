@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -112,28 +113,63 @@ def training_module(command: str):
                          hint="pip install torch==2.13.0 && pip install -e '.[train]'") from None
 
 
-def finish(report: dict, output: Path, base_gguf: Path | None, dtype: str) -> int:
+def finish(report: dict, output: Path, base_gguf: Path | None, dtype: str, *, command: str, base: str) -> int:
     """How a training command ends: how to resume an interrupted run (exit 130), or the
     model, noted with the GGUF it was trained from and exported to ``OUTPUT/model.gguf``
-    for the llamacpp policy (``dtype`` none: not exported)."""
+    for the llamacpp policy (``dtype`` none: not exported), and ``OUTPUT/README.md``
+    saying what the folder holds (:func:`model_card`)."""
     from docverify_training import models
 
     if report["interrupted"]:
         click.echo(report["resume"])
         return 130
     click.echo(f"model: {report['model']}")
+    written = None
     if base_gguf is None:
         if dtype != "none":
             click.echo("no GGUF written: the base model was a folder or a Hub id, not a GGUF (its tokenizer is "
                        "needed); the vllm policy loads the folder", err=True)
-        return 0
-    models.remember_base(Path(report["model"]), base_gguf)
-    if dtype != "none":
-        from docverify_training.export import export_gguf
+    else:
+        models.remember_base(Path(report["model"]), base_gguf)
+        if dtype != "none":
+            from docverify_training.export import export_gguf
 
-        written = export_gguf(Path(report["model"]), output / "model.gguf", template=base_gguf, dtype=dtype)
-        click.echo(f"GGUF: {written} (the llamacpp policy: -O policy.llamacpp.model_path={written})")
+            written = export_gguf(Path(report["model"]), output / "model.gguf", template=base_gguf, dtype=dtype)
+            click.echo(f"GGUF: {written} (the llamacpp policy: -O policy.llamacpp.model_path={written})")
+    (output / "README.md").write_text(model_card(command, base, report, output, written), encoding="utf-8")
     return 0
+
+
+def model_card(command: str, base: str, report: dict, output: Path, gguf: Path | None) -> str:
+    """``OUTPUT/README.md``: what trained the model and from what, its figures, and the one
+    setting each policy loads it with (in place of the trainer's generic card)."""
+    import shlex
+    import time
+
+    figures = [f"{report['steps']} steps in {report['seconds']:.0f} s", f"peak memory {report['peak_rss_mb']:.0f} MB"]
+    if "loss_first" in report:
+        figures.insert(1, f"loss {report['loss_first']} -> {report['loss_last']}")
+    if "success_rate" in report:
+        figures.insert(1, f"{report['rollouts']} rollouts, share reaching the goal per step {report['success_rate']}")
+    lines = [f"# A docverify policy model: `docverify train {command}`", "",
+             f"Trained {time.strftime('%Y-%m-%d')} from `{base}` "
+             f"({'LoRA adapters, merged' if report['lora'] else 'full fine-tuning'}): {'; '.join(figures)} "
+             "(all of it in `training.json`).", ""]
+    if sys.argv[1:2] == ["train"]:  # the command line, when it was one
+        lines += ["    docverify " + shlex.join(sys.argv[1:]), ""]
+    lines += ["What this folder holds, and how a policy loads it:", "",
+              f"- `model/`: the merged weights, a Hugging Face folder; the `vllm` policy: "
+              f"`-O policy.vllm.model={Path(report['model']).resolve()}`"]
+    if gguf is not None:
+        lines.append(f"- `model.gguf`: the same weights for llama.cpp; the `llamacpp` policy (and `hybrid`'s engine): "
+                     f"`-O policy.llamacpp.model_path={gguf.resolve()}`")
+    if report["lora"]:
+        lines.append("- `adapter/`: the LoRA adapters alone (PEFT)")
+    lines.append("- `training.json`: steps, time, memory and the command's own figures; `checkpoint-*/`: "
+                 "`--resume` continues from the last")
+    if (output / "rollouts").is_dir():
+        lines.append("- `rollouts/step-N.json`: each step's rollouts as `docverify bench run` results")
+    return "\n".join(lines) + "\n"
 
 
 def print_settings(settings: type, defaults: dict) -> int:
@@ -202,7 +238,7 @@ def sft(model: str, data: tuple[Path, ...], output: Path | None, config_file: Pa
     report, _ = trainer.train_sft(folder, examples, config, resume=resume, say=lambda line: click.echo(line, err=True))
     click.echo(f"{report['steps']} steps in {report['seconds']:.0f} s ({report['steps_per_s']} steps/s), "
                f"loss {report['loss_first']} -> {report['loss_last']}, peak memory {report['peak_rss_mb']:.0f} MB")
-    return finish(report, output, base_gguf, gguf)
+    return finish(report, output, base_gguf, gguf, command="sft", base=model)
 
 
 @train.command(context_settings=CONTEXT_SETTINGS)
@@ -270,7 +306,7 @@ def grpo(ctx: click.Context, model: str, tasks_dir: Path | None, categories: tup
                f"({report['rollouts_per_s']}/s), success per step {report['success_rate']}, "
                f"dropped {report['dropped']}, crashed {report['crashed']}, peak memory {report['peak_rss_mb']:.0f} MB")
     click.echo("time: " + ", ".join(f"{key} {value:.0f} s" for key, value in sorted(report["time_s"].items())))
-    return finish(report, output, template, config.gguf_dtype)
+    return finish(report, output, template, config.gguf_dtype, command="grpo", base=model)
 
 
 @train.command(context_settings=CONTEXT_SETTINGS)
