@@ -97,6 +97,21 @@ def scrub_all(texts: Iterable[str]) -> list[str]:
     return [scrub(text) for text in texts]
 
 
+def scrub_argv(argv: Iterable[str]) -> list[str]:
+    """A command line as it may be written down (a results file, the results store, a
+    model card): the value of every ``KEY=VALUE`` whose key names a secret
+    (``-O checker.actiontrail.access_key_secret=...``) masked, and every registered secret."""
+    from docverify.execute.revealed import is_secret_key
+
+    shown = []
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if sep and value and is_secret_key(key.rsplit(".", 1)[-1]):
+            arg = f"{key}={MASK}"
+        shown.append(scrub(arg))
+    return shown
+
+
 def scrub_object(value: T) -> T:
     """A copy of ``value`` (dataclasses, dicts, lists, tuples and strings, nested) with
     every string scrubbed; other values (numbers, enums, None) as they are. For results

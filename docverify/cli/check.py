@@ -12,6 +12,7 @@ from docverify.check.verdict import FAIL_ON
 from docverify.cli import CONTEXT_SETTINGS, completion, get_app, sharding
 from docverify.errors import ExitCode, NoProceduresError, UsageError
 from docverify.parse.model import Procedure, Severity
+from docverify.scrub import scrub_argv
 
 
 def _executor_options(config, plugins, wanted: dict[str, tuple[object, str | None]]):
@@ -265,7 +266,7 @@ def check(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, chang
                              pass_screenshots=pass_screenshots, screenshot_type="jpeg", dry_run=browse),
             output=output, resume=resume, lease_timeout=lease_timeout,
             store=store_path,
-            argv=sys.argv[1:], changed_since=changed_since, maxfail=1 if exitfirst else maxfail,
+            argv=scrub_argv(sys.argv[1:]), changed_since=changed_since, maxfail=1 if exitfirst else maxfail,
             failing=failing_verdicts(fail_on_names), shard=shard_info,
         )
         run = CheckRun(config, app.plugins, options, reporters, early=early)

@@ -25,6 +25,7 @@ from docverify.check.verdict import Verdict
 from docverify.errors import ConfigError
 from docverify.report.reporter import Reporter
 from docverify.report.trajectory import ProcedureResult, ShardInfo
+from docverify.scrub import scrub_argv
 from docverify_bench.score import env_cause, score
 from docverify_bench.tasks import BenchTask, TaskSet
 
@@ -121,7 +122,7 @@ class ResultsFile:
             "split": options.split, "runs": options.runs, "jobs": options.jobs,
             "settings": {key: value for key, value in options.settings.items()},
             "config": config, "code": code_version(Path(__file__).resolve().parent),
-            "machine": machine(), "argv": sys.argv[1:], "started_at": _now(), "finished_at": None,
+            "machine": machine(), "argv": scrub_argv(sys.argv[1:]), "started_at": _now(), "finished_at": None,
             "tasks": {t.id: {"family": t.family, "category": t.category, "product": t.product, "split": t.split,
                              "release": t.release} for t in tasks},
             "attempts": [],

@@ -1,4 +1,4 @@
-"""docverify.scrub.scrub_values: a plugin's own secrets, masked where it writes them."""
+"""docverify.scrub: secrets masked where a plugin writes them, in results, in a command line."""
 
 from __future__ import annotations
 
@@ -43,3 +43,18 @@ def test_results_are_scrubbed_as_objects_every_string_at_every_depth():
     assert clean.verdict is Verdict.DRIFT and clean.findings[0].kind is FindingKind.LABEL_CHANGED
     assert clean.turns[0].action["value"] == scrub.MASK and clean.usage.calls == 2
     assert clean.reason == f"typed {scrub.MASK}"
+
+
+def test_a_command_line_is_written_down_without_its_secrets():
+    from docverify.scrub import forget, register, scrub_argv
+
+    register("registered-token-123")
+    try:
+        shown = scrub_argv(["bench", "run", "-O", "checker.actiontrail.access_key_secret=s3cr3t-value",
+                            "-O", "policy.openai.api_key=sk-abc", "--api-key=xyz", "-O", "policy.hybrid.model=a=b",
+                            "--label", "x registered-token-123", "-S", "max_steps=4", "-O", "x.password="])
+    finally:
+        forget("registered-token-123")
+    assert shown == ["bench", "run", "-O", f"checker.actiontrail.access_key_secret={MASK}",
+                     "-O", f"policy.openai.api_key={MASK}", f"--api-key={MASK}", "-O", "policy.hybrid.model=a=b",
+                     "--label", f"x {MASK}", "-S", "max_steps=4", "-O", "x.password="]

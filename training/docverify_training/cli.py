@@ -146,6 +146,8 @@ def model_card(command: str, base: str, report: dict, output: Path, gguf: Path |
     import shlex
     import time
 
+    from docverify.scrub import scrub_argv
+
     figures = [f"{report['steps']} steps in {report['seconds']:.0f} s", f"peak memory {report['peak_rss_mb']:.0f} MB"]
     if "loss_first" in report:
         figures.insert(1, f"loss {report['loss_first']} -> {report['loss_last']}")
@@ -156,7 +158,7 @@ def model_card(command: str, base: str, report: dict, output: Path, gguf: Path |
              f"({'LoRA adapters, merged' if report['lora'] else 'full fine-tuning'}): {'; '.join(figures)} "
              "(all of it in `training.json`).", ""]
     if sys.argv[1:2] == ["train"]:  # the command line, when it was one
-        lines += ["    docverify " + shlex.join(sys.argv[1:]), ""]
+        lines += ["    docverify " + shlex.join(scrub_argv(sys.argv[1:])), ""]
     lines += ["What this folder holds, and how a policy loads it:", "",
               f"- `model/`: the merged weights, a Hugging Face folder; the `vllm` policy: "
               f"`-O policy.vllm.model={Path(report['model']).resolve()}`"]
