@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from corpus_location import corpus_root
+
+# As the CLI does (docverify/openmp.py): the suite's workers share the cores with browsers,
+# and an OpenMP thread of llama.cpp or PyTorch spinning for work would hold one. Set before
+# any test loads the runtime, which reads it once.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
 @pytest.fixture(scope="session")

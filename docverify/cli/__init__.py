@@ -181,6 +181,9 @@ def cli(ctx: click.Context, config_path: str | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console-script entry point (the process exits when it returns)."""
+    from docverify.openmp import share_cores
+
+    share_cores()  # before any command loads an OpenMP runtime (llama.cpp, PyTorch)
     try:
         cli.main(args=argv)
     finally:

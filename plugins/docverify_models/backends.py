@@ -21,6 +21,7 @@ from typing import Any
 
 from docverify.engines import OUTPUT_MODES, Completion, EndpointOptions, Engine
 from docverify.errors import ConfigError, EnvironmentProblem, Undecided
+from docverify.openmp import share_cores
 from docverify.scrub import register as register_secret
 from docverify.scrub import scrub
 
@@ -200,6 +201,7 @@ class LlamaCppBackend(Engine):
 
     def __init__(self, *, model_path: str | None, n_ctx: int = 8192, n_threads: int | None = None,
                  seed: int = 0, chat_format: str | None = None) -> None:
+        share_cores()
         try:
             from llama_cpp import Llama
         except ImportError:

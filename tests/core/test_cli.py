@@ -144,3 +144,31 @@ def test_sigterm_stops_a_command_as_ctrl_c_and_a_second_one_lets_its_clean_up_fi
     assert result.exit_code == ExitCode.INTERRUPTED
     assert "cleaned up" in result.stdout and "terminated (SIGTERM)" in result.stderr
     assert signal.getsignal(signal.SIGTERM) is before  # restored: the process's own again
+
+
+ENTRY_POINT = """
+import os, sys
+from docverify import cli
+sys.argv = ["docverify", "--version"]
+try:
+    cli.main()
+except SystemExit:
+    pass
+print(os.environ.get("OMP_WAIT_POLICY"))
+"""
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_the_entry_point_lets_openmp_threads_sleep_unless_told_otherwise(given, expected):
+    """OpenMP's idle threads (llama.cpp's, PyTorch's) must not spin on the cores the browser
+    needs: the CLI sets OMP_WAIT_POLICY before any command loads the runtime, and a
+    policy the user set stays."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if given:
+        env["OMP_WAIT_POLICY"] = given
+    done = subprocess.run([sys.executable, "-c", ENTRY_POINT], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == expected
