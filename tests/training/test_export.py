@@ -84,3 +84,55 @@ def test_a_live_lora_model_is_exported_merged_and_left_as_it_was(tmp_path):
     out = write_gguf(config, tensors, tmp_path / "live.gguf", template=shipped_gguf(), dtype="f16")
     llm = llama_cpp.Llama(model_path=str(out), n_ctx=64, verbose=False)
     assert llm.n_vocab() == 49152
+
+
+def test_train_export_merges_saved_adapters_into_their_base(tmp_path, tokenizer):
+    """`train export`: adapters saved on their own (a few MB) become the model each policy
+    loads again: the merged weights are W + scale * B @ A, the GGUF loads in llama.cpp, the
+    card names the settings; adapters that do not fit the base are refused, named."""
+    import torch
+    from click.testing import CliRunner
+    from peft import LoraConfig, get_peft_model
+    from safetensors.torch import load_file
+
+    from docverify.cli import cli
+    from docverify_training.models import remember_base
+
+    tiny_model(49152, True).save_pretrained(tmp_path / "base")
+    tokenizer.save_pretrained(tmp_path / "base")
+    remember_base(tmp_path / "base", shipped_gguf())  # trained from the shipped GGUF: its tokenizer
+    base = tiny_model(49152, True)
+    original = base.model.layers[1].self_attn.q_proj.weight.detach().clone()
+    model = get_peft_model(base, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj"], task_type="CAUSAL_LM"))
+    layer = model.base_model.model.model.layers[1].self_attn.q_proj
+    with torch.no_grad():
+        layer.lora_B["default"].weight.normal_(0, 0.5)
+    delta = 2.0 * (layer.lora_B["default"].weight @ layer.lora_A["default"].weight)
+    model.save_pretrained(tmp_path / "run" / "adapter")
+
+    runner = CliRunner()
+    result = runner.invoke(cli, ["train", "export", str(tmp_path / "run"), "--base", str(tmp_path / "base"),
+                                 "--output", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    merged = load_file(str(tmp_path / "out" / "model" / "model.safetensors"))
+    assert torch.allclose(merged["model.layers.1.self_attn.q_proj.weight"], original + delta, atol=1e-5)
+    assert not any("lora" in name for name in merged)
+    llm = llama_cpp.Llama(model_path=str(tmp_path / "out" / "model.gguf"), n_ctx=64, verbose=False)
+    assert llm.n_vocab() == 49152
+    llm.close()
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert f"-O policy.llamacpp.model_path={(tmp_path / 'out' / 'model.gguf').resolve()}" in card
+    assert "merged into" in card
+
+    not_adapters = runner.invoke(cli, ["train", "export", str(tmp_path / "base"), "--output", str(tmp_path / "x")])
+    assert not_adapters.exit_code == 2 and "no adapter_config.json" in not_adapters.output
+    import transformers
+
+    transformers.LlamaForCausalLM(transformers.LlamaConfig(  # narrower: q_proj is 32 x 32, not 64 x 64
+        vocab_size=49152, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2)).save_pretrained(tmp_path / "narrow")
+    tokenizer.save_pretrained(tmp_path / "narrow")
+    misfit = runner.invoke(cli, ["train", "export", str(tmp_path / "run" / "adapter"), "--base",
+                                 str(tmp_path / "narrow"), "--output", str(tmp_path / "y"), "--gguf", "none"])
+    assert misfit.exit_code == 2 and "do not fit the base model" in misfit.output, misfit.output
+    assert not (tmp_path / "y" / "model").exists()

@@ -1,4 +1,4 @@
-"""``docverify rollout`` and ``docverify train`` (``sft``, ``grpo``, ``accuracy``)."""
+"""``docverify rollout`` and ``docverify train`` (``sft``, ``grpo``, ``export``, ``accuracy``, ``compare``)."""
 
 from __future__ import annotations
 
@@ -143,10 +143,7 @@ def finish(report: dict, output: Path, base_gguf: Path | None, dtype: str, *, co
 def model_card(command: str, base: str, report: dict, output: Path, gguf: Path | None) -> str:
     """``OUTPUT/README.md``: what trained the model and from what, its figures, and the one
     setting each policy loads it with (in place of the trainer's generic card)."""
-    import shlex
     import time
-
-    from docverify.scrub import scrub_argv
 
     figures = [f"{report['steps']} steps in {report['seconds']:.0f} s", f"peak memory {report['peak_rss_mb']:.0f} MB"]
     if "loss_first" in report:
@@ -157,14 +154,7 @@ def model_card(command: str, base: str, report: dict, output: Path, gguf: Path |
              f"Trained {time.strftime('%Y-%m-%d')} from `{base}` "
              f"({'LoRA adapters, merged' if report['lora'] else 'full fine-tuning'}): {'; '.join(figures)} "
              "(all of it in `training.json`).", ""]
-    if sys.argv[1:2] == ["train"]:  # the command line, when it was one
-        lines += ["    docverify " + shlex.join(scrub_argv(sys.argv[1:])), ""]
-    lines += ["What this folder holds, and how a policy loads it:", "",
-              f"- `model/`: the merged weights, a Hugging Face folder; the `vllm` policy: "
-              f"`-O policy.vllm.model={Path(report['model']).resolve()}`"]
-    if gguf is not None:
-        lines.append(f"- `model.gguf`: the same weights for llama.cpp; the `llamacpp` policy (and `hybrid`'s engine): "
-                     f"`-O policy.llamacpp.model_path={gguf.resolve()}`")
+    lines += command_line() + loading(Path(report["model"]), gguf)
     if report["lora"]:
         lines.append("- `adapter/`: the LoRA adapters alone (PEFT)")
     lines.append("- `training.json`: steps, time, memory and the command's own figures; `checkpoint-*/`: "
@@ -172,6 +162,27 @@ def model_card(command: str, base: str, report: dict, output: Path, gguf: Path |
     if (output / "rollouts").is_dir():
         lines.append("- `rollouts/step-N.json`: each step's rollouts as `docverify bench run` results")
     return "\n".join(lines) + "\n"
+
+
+def command_line() -> list[str]:
+    """The card's lines quoting this process's command line, when it was a `train` one
+    (secrets masked)."""
+    import shlex
+
+    from docverify.scrub import scrub_argv
+
+    return ["    docverify " + shlex.join(scrub_argv(sys.argv[1:])), ""] if sys.argv[1:2] == ["train"] else []
+
+
+def loading(model: Path, gguf: Path | None) -> list[str]:
+    """The card's lines on the merged model and its GGUF: the setting each policy loads it with."""
+    lines = ["What this folder holds, and how a policy loads it:", "",
+             f"- `model/`: the merged weights, a Hugging Face folder; the `vllm` policy: "
+             f"`-O policy.vllm.model={model.resolve()}`"]
+    if gguf is not None:
+        lines.append(f"- `model.gguf`: the same weights for llama.cpp; the `llamacpp` policy (and `hybrid`'s engine): "
+                     f"`-O policy.llamacpp.model_path={gguf.resolve()}`")
+    return lines
 
 
 def print_settings(settings: type, defaults: dict) -> int:
@@ -386,6 +397,55 @@ def accuracy(ctx: click.Context, data: tuple[Path, ...], exclude: tuple[Path, ..
                                    "exclude": [str(p) for p in exclude], "seed": seed, **result.to_dict()},
                                   indent=1, ensure_ascii=False), encoding="utf-8")
     click.echo(json.dumps(summary, indent=1) if as_json else "\n".join(measure.describe(summary)))
+    return 0
+
+
+@train.command("export", context_settings=CONTEXT_SETTINGS)
+@click.argument("adapter", type=click.Path(path_type=Path))
+@click.option("--base", default="smollm2", show_default=True,
+              help="The model the adapters were trained on: what `train sft --model` took (a .gguf file, 'smollm2', "
+                   "a Hugging Face folder or Hub id).")
+@click.option("--output", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="The folder for model/ (merged), model.gguf and README.md.")
+@click.option("--gguf", type=click.Choice(["f16", "f32", "none"]), default="f16", show_default=True,
+              help="Write OUTPUT/model.gguf for the llamacpp policy (when the base model is a GGUF).")
+def export(adapter: Path, base: str, output: Path, gguf: str) -> int:
+    """Merge LoRA adapters into their base model: OUTPUT/model for the vllm policy and
+    OUTPUT/model.gguf for the llamacpp policy, as `train sft` and `train grpo` write
+    them. ADAPTER is their OUTPUT/adapter (or their OUTPUT folder) or any PEFT
+    adapter folder of a Llama-family model. The adapters are a few MB where the
+    model is hundreds: keep or share them, and export where the model is needed.
+
+    \b
+      docverify train export runs/sft/adapter --base smollm2 --output runs/sft-model
+      docverify check docs/ --policy llamacpp -O policy.llamacpp.model_path=runs/sft-model/model.gguf
+    Needs the training extra: pip install torch==2.13.0 && pip install -e '.[train]'."""
+    import time
+
+    training_module("sft")  # the training packages, or how to install them
+    from docverify_training import models
+    from docverify_training.export import export_gguf, merge_adapter
+
+    folder = adapter / "adapter" if (adapter / "adapter" / "adapter_config.json").is_file() else adapter
+    if not (folder / "adapter_config.json").is_file():
+        raise UsageError(f"{adapter}: no adapter_config.json (not a PEFT adapter folder)",
+                         hint="give the adapter/ folder `train sft` or `train grpo` wrote")
+    base_folder, base_gguf = models.hf_folder(base, output.parent / "base-models")
+    model = merge_adapter(folder, base_folder, output / "model")
+    click.echo(f"model: {model}")
+    written = None
+    if base_gguf is not None:
+        models.remember_base(model, base_gguf)
+        if gguf != "none":
+            written = export_gguf(model, output / "model.gguf", template=base_gguf, dtype=gguf)
+            click.echo(f"GGUF: {written} (the llamacpp policy: -O policy.llamacpp.model_path={written})")
+    elif gguf != "none":
+        click.echo("no GGUF written: the base model is a folder or a Hub id, not a GGUF (its tokenizer is needed); "
+                   "the vllm policy loads the folder", err=True)
+    card = ["# A docverify policy model: `docverify train export`", "",
+            f"The LoRA adapters in `{folder.resolve()}` merged into `{base}` on {time.strftime('%Y-%m-%d')}.", "",
+            *command_line(), *loading(model, written)]
+    (output / "README.md").write_text("\n".join(card) + "\n", encoding="utf-8")
     return 0
 
 

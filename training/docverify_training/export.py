@@ -163,3 +163,22 @@ def save_merged(model: Any, tokenizer: Any, folder: Path) -> Path:
     shutil.rmtree(folder, ignore_errors=True)
     partial.rename(folder)
     return folder
+
+
+def merge_adapter(adapter: Path, base: Path | str, folder: Path) -> Path:
+    """The ``base`` model (a folder or a Hub id) with the PEFT adapters in ``adapter``
+    merged, saved as a Hugging Face folder at ``folder``; a UsageError naming the
+    adapter when it does not fit the base."""
+    from peft import PeftModel
+
+    from docverify_training.models import load_model
+
+    model, tokenizer = load_model(base)
+    try:
+        live = PeftModel.from_pretrained(model, str(adapter))
+    except (RuntimeError, ValueError, KeyError) as error:
+        reason = str(error).strip().splitlines()
+        raise UsageError(f"{adapter}: the adapters do not fit the base model {base} "
+                         f"({(reason[-1] if reason else type(error).__name__)[:200]})",
+                         hint="give --base the model they were trained on (`train sft --model`)") from None
+    return save_merged(live, tokenizer, folder)
