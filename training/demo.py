@@ -1,6 +1,7 @@
 """The demonstration of issue 14: base -> SFT -> SFT+GRPO, each stage measured on the eval split.
 
-    python training/demo.py --out /work/runs/demo [--eval-sample 24] [--stage all|data|base|sft|grpo|report]
+    python training/demo.py --out /work/runs/demo [--eval-sample 24 | --eval-category drifted]
+        [--stage all|data|base|sft|grpo|report]
         [--eval-policy llamacpp|hybrid]
 
 Stages, each skipped when its output is complete and resumed when it was interrupted (the
@@ -93,18 +94,24 @@ class Demo:
         return results.is_file() and bool(json.loads(results.read_text()).get("finished_at"))
 
     def evaluate(self, stage: str, model: Path | None) -> None:
-        """The eval split with ``model`` (None: the base) as the llamacpp policy and inside hybrid."""
+        """The eval split with ``model`` (None: the base) as the llamacpp policy and inside hybrid:
+        the stratified sample, or with --eval-category every eval task of that category
+        (into ``STAGE-POLICY-CATEGORY.json``)."""
         path = [] if model is None else ["-O", f"policy.llamacpp.model_path={model}"]
+        category = self.args.eval_category
+        chosen = ["--category", category] if category else self.sample()
         common = ["bench", "run", "--split", "eval", "--jobs", str(self.args.jobs), "--max-steps",
-                  str(self.args.max_turns), "--timeout", str(self.args.task_timeout), *self.sample(),
+                  str(self.args.max_turns), "--timeout", str(self.args.task_timeout), *chosen,
                   *self.small, *path]
         hybrid = ["-O", "policy.hybrid.engine=llamacpp", *self.prompt("hybrid")]
         if model is not None:
             hybrid += ["-O", f"policy.hybrid.model_path={model}"]
         for policy in EVAL_POLICIES:
             if policy in (self.args.eval_policy or EVAL_POLICIES):
-                self.resumable(self.out / f"{stage}-{policy}.json", *common, "--policy", policy,
-                               *(hybrid if policy == "hybrid" else []), "--label", f"{stage} ({policy})")
+                name, label = (f"{stage}-{policy}-{category}", f"{stage} ({policy}, {category})") if category \
+                    else (f"{stage}-{policy}", f"{stage} ({policy})")
+                self.resumable(self.out / f"{name}.json", *common, "--policy", policy,
+                               *(hybrid if policy == "hybrid" else []), "--label", label)
 
     def sample(self) -> list[str]:
         return ["--sample", str(self.args.eval_sample)] if self.args.eval_sample else []
@@ -171,31 +178,36 @@ class Demo:
     def report(self) -> None:
         """``bench report`` over every stage's results (pass@1 with intervals, plots) and the paired
         comparisons between stages, appended to OUT/report/report.md."""
-        results = [self.out / f"{stage}-{policy}.json" for stage in ("base", "sft", "grpo")
-                   for policy in ("llamacpp", "hybrid")]
+        evaluations = [""] + sorted({path.stem.split("-", 2)[2] for path in self.out.glob("*-*-*.json")
+                                     if path.stem.split("-")[0] in ("base", "sft", "grpo")})
+        results = [self.out / f"{stage}-{policy}{'-' + category if category else ''}.json"
+                   for category in evaluations for stage in ("base", "sft", "grpo") for policy in EVAL_POLICIES]
         results = [path for path in results if path.is_file()]
         if not results:
             raise SystemExit(f"no results in {self.out}: run the base, sft and grpo stages first")
         folder = self.out / "report"
         self.docverify("bench", "report", *map(str, results), "-o", str(folder))
         lines = ["", "## Paired comparisons (bench compare: B against A on the tasks both ran)", "",
-                 "| policy | A | B | difference, pass@1 [95% CI] | p | McNemar p |", "|---|---|---|---|---|---|"]
-        for policy in ("llamacpp", "hybrid"):
-            for a, b in (("base", "sft"), ("sft", "grpo"), ("base", "grpo")):
-                first, second = self.out / f"{a}-{policy}.json", self.out / f"{b}-{policy}.json"
-                if first.is_file() and second.is_file():
-                    lines.append(self.comparison(policy, a, b, first, second))
+                 "| policy | tasks | A | B | difference, pass@1 [95% CI] | p | McNemar p |",
+                 "|---|---|---|---|---|---|---|"]
+        for category in evaluations:
+            for policy in EVAL_POLICIES:
+                for a, b in (("base", "sft"), ("sft", "grpo"), ("base", "grpo")):
+                    suffix = f"-{category}" if category else ""
+                    first, second = self.out / f"{a}-{policy}{suffix}.json", self.out / f"{b}-{policy}{suffix}.json"
+                    if first.is_file() and second.is_file():
+                        lines.append(self.comparison(policy, category or "eval sample", a, b, first, second))
         with (folder / "report.md").open("a", encoding="utf-8") as report:
             report.write("\n".join(lines) + "\n")
         print((folder / "report.md").read_text(encoding="utf-8"))
 
     @staticmethod
-    def comparison(policy: str, a: str, b: str, first: Path, second: Path) -> str:
+    def comparison(policy: str, tasks: str, a: str, b: str, first: Path, second: Path) -> str:
         from docverify_bench.compare import compare
 
         group = compare(json.loads(first.read_text()), json.loads(second.read_text()))["groups"]["all"]
         difference = group["difference"]
-        return (f"| {policy} | {a} {group['a']:.1%} | {b} {group['b']:.1%} | {difference['value']:+.1%} "
+        return (f"| {policy} | {tasks} | {a} {group['a']:.1%} | {b} {group['b']:.1%} | {difference['value']:+.1%} "
                 f"[{difference['low']:+.1%}, {difference['high']:+.1%}] ({group['tasks']} tasks) "
                 f"| {group['p_value']:.3f} | {group['mcnemar_p']:.3f} |")
 
@@ -217,6 +229,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--eval-policy", action="append", choices=EVAL_POLICIES, default=[],
                         help="evaluate each stage only this way (repeatable; default both): e.g. every stage inside"
                              " hybrid first, the slower llamacpp evaluations after")
+    parser.add_argument("--eval-category", help="evaluate on every eval task of this category instead of the"
+                        " sample (e.g. drifted: where hybrid hands steps over), into STAGE-POLICY-CATEGORY.json")
     parser.add_argument("--max-turns", type=int, default=30, help="turns per task in evaluation and GRPO")
     parser.add_argument("--task-timeout", type=int, default=1200,
                         help="seconds per task, set well above --max-turns' worth so that the turn budget, not"

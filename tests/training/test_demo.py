@@ -85,3 +85,29 @@ def test_a_stage_can_be_evaluated_one_way_only(tmp_path):
     assert [c[c.index("--policy") + 1] for c in evaluations] == ["hybrid"]
     assert evaluations[0][evaluations[0].index("--out") + 1] == str(tmp_path / "sft-hybrid.json")
     assert [c[c.index("--policy") + 1] for c in commands(tmp_path, stage="base")] == ["llamacpp", "hybrid"]
+
+
+def test_a_stage_can_be_evaluated_on_every_eval_task_of_a_category(tmp_path):
+    """--eval-category drifted: every drifted eval task, not the sample, into files of
+    their own; the report compares stages within each set of tasks only."""
+    import json
+
+    evaluation, = commands(tmp_path, "--eval-policy", "hybrid", "--eval-category", "drifted", stage="base")
+    assert evaluation[evaluation.index("--category") + 1] == "drifted" and "--sample" not in evaluation
+    assert evaluation[evaluation.index("--out") + 1] == str(tmp_path / "base-hybrid-drifted.json")
+    assert evaluation[evaluation.index("--label") + 1] == "base (hybrid, drifted)"
+
+    module = demo_module()
+    demo = module.Demo(module.arguments(["--out", str(tmp_path)]))
+    ran = []
+    demo.docverify = lambda *args: ran.append(list(args)) or (tmp_path / "report").mkdir(exist_ok=True)
+    pairs = []
+    demo.comparison = lambda policy, tasks, a, b, first, second: pairs.append((tasks, a, b, first.name, second.name)) \
+        or "| row |"
+    for name in ("base-hybrid.json", "sft-hybrid.json", "base-hybrid-drifted.json", "sft-hybrid-drifted.json"):
+        (tmp_path / name).write_text(json.dumps({}))
+    demo.report()
+    assert [Path(arg).name for arg in ran[0][2:-2]] == ["base-hybrid.json", "sft-hybrid.json",
+                                                      "base-hybrid-drifted.json", "sft-hybrid-drifted.json"]
+    assert pairs == [("eval sample", "base", "sft", "base-hybrid.json", "sft-hybrid.json"),
+                     ("drifted", "base", "sft", "base-hybrid-drifted.json", "sft-hybrid-drifted.json")]
