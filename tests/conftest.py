@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,13 @@ from corpus_location import corpus_root
 # and an OpenMP thread of llama.cpp or PyTorch spinning for work would hold one. Set before
 # any test loads the runtime, which reads it once.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+# The Ctrl-C tests signal the docverify processes they start. A suite started in the background
+# by a non-interactive shell (`pytest &`, a nohup'd script) has SIGINT ignored, every child
+# inherits that, and Python then never raises KeyboardInterrupt in them: those tests would fail
+# for the way the suite was started. Children of a process that handles SIGINT get the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN and threading.current_thread() is threading.main_thread():
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")

@@ -261,6 +261,7 @@ def test_pages_read_no_yaml_per_request(console):
 
 @pytest.mark.browser
 def test_a_zh_cn_browser_creates_a_bucket_by_the_chinese_labels(browser, sandbox, account):
+    from playwright.sync_api import expect
     from sandbox_helpers import chinese_context
 
     context = chinese_context(browser, sandbox, account)  # signed in, Accept-Language: zh-CN
@@ -271,7 +272,7 @@ def test_a_zh_cn_browser_creates_a_bucket_by_the_chinese_labels(browser, sandbox
         assert page.locator("html").get_attribute("lang") == "zh-CN"
         page.get_by_role("link", name="对象存储OSS").first.click()
         nav = page.get_by_role("navigation", name="对象存储OSS导航")
-        assert nav.get_by_role("link", name="概览").is_visible()
+        expect(nav.get_by_role("link", name="概览")).to_be_visible()  # waits for the page the click opens
         nav.get_by_role("link", name="Bucket列表").click()
         page.get_by_role("button", name="创建Bucket").click()
         dialog = page.get_by_role("dialog", name="创建Bucket")
@@ -283,8 +284,8 @@ def test_a_zh_cn_browser_creates_a_bucket_by_the_chinese_labels(browser, sandbox
         row = page.get_by_role("table", name="Bucket列表").get_by_role("row").filter(has_text="docs-zh-browser")
         assert "低频访问" in row.inner_text()  # the storage class, as the Chinese list shows it
         page.get_by_role("navigation", name="语言").get_by_role("link", name="English").click()
+        expect(page.get_by_role("button", name="Create Bucket")).to_be_visible()
         assert page.locator("html").get_attribute("lang") == "en"
-        assert page.get_by_role("button", name="Create Bucket").is_visible()
     finally:
         context.close()
 
