@@ -118,26 +118,32 @@ def finish(report: dict, output: Path, base_gguf: Path | None, dtype: str, *, co
     model, noted with the GGUF it was trained from and exported to ``OUTPUT/model.gguf``
     for the llamacpp policy (``dtype`` none: not exported), and ``OUTPUT/README.md``
     saying what the folder holds (:func:`model_card`)."""
-    from docverify_training import models
-
     if report["interrupted"]:
         click.echo(report["resume"])
         return 130
     click.echo(f"model: {report['model']}")
-    written = None
-    if base_gguf is None:
-        if dtype != "none":
-            click.echo("no GGUF written: the base model was a folder or a Hub id, not a GGUF (its tokenizer is "
-                       "needed); the vllm policy loads the folder", err=True)
-    else:
-        models.remember_base(Path(report["model"]), base_gguf)
-        if dtype != "none":
-            from docverify_training.export import export_gguf
-
-            written = export_gguf(Path(report["model"]), output / "model.gguf", template=base_gguf, dtype=dtype)
-            click.echo(f"GGUF: {written} (the llamacpp policy: -O policy.llamacpp.model_path={written})")
+    written = gguf_beside(Path(report["model"]), output, base_gguf, dtype)
     (output / "README.md").write_text(model_card(command, base, report, output, written), encoding="utf-8")
     return 0
+
+
+def gguf_beside(model: Path, output: Path, base_gguf: Path | None, dtype: str) -> Path | None:
+    """``OUTPUT/model.gguf`` for the llamacpp policy (``dtype`` none: not written), the merged
+    ``model`` noted with the GGUF it came from; None, said, when the base was not a GGUF."""
+    from docverify_training import models
+    from docverify_training.export import export_gguf
+
+    if base_gguf is None:
+        if dtype != "none":
+            click.echo("no GGUF written: the base model is a folder or a Hub id, not a GGUF (its tokenizer is "
+                       "needed); the vllm policy loads the folder", err=True)
+        return None
+    models.remember_base(model, base_gguf)
+    if dtype == "none":
+        return None
+    written = export_gguf(model, output / "model.gguf", template=base_gguf, dtype=dtype)
+    click.echo(f"GGUF: {written} (the llamacpp policy: -O policy.llamacpp.model_path={written})")
+    return written
 
 
 def model_card(command: str, base: str, report: dict, output: Path, gguf: Path | None) -> str:
@@ -424,7 +430,7 @@ def export(adapter: Path, base: str, output: Path, gguf: str) -> int:
 
     training_module("sft")  # the training packages, or how to install them
     from docverify_training import models
-    from docverify_training.export import export_gguf, merge_adapter
+    from docverify_training.export import merge_adapter
 
     folder = adapter / "adapter" if (adapter / "adapter" / "adapter_config.json").is_file() else adapter
     if not (folder / "adapter_config.json").is_file():
@@ -433,15 +439,7 @@ def export(adapter: Path, base: str, output: Path, gguf: str) -> int:
     base_folder, base_gguf = models.hf_folder(base, output.parent / "base-models")
     model = merge_adapter(folder, base_folder, output / "model")
     click.echo(f"model: {model}")
-    written = None
-    if base_gguf is not None:
-        models.remember_base(model, base_gguf)
-        if gguf != "none":
-            written = export_gguf(model, output / "model.gguf", template=base_gguf, dtype=gguf)
-            click.echo(f"GGUF: {written} (the llamacpp policy: -O policy.llamacpp.model_path={written})")
-    elif gguf != "none":
-        click.echo("no GGUF written: the base model is a folder or a Hub id, not a GGUF (its tokenizer is needed); "
-                   "the vllm policy loads the folder", err=True)
+    written = gguf_beside(model, output, base_gguf, gguf)
     card = ["# A docverify policy model: `docverify train export`", "",
             f"The LoRA adapters in `{folder.resolve()}` merged into `{base}` on {time.strftime('%Y-%m-%d')}.", "",
             *command_line(), *loading(model, written)]
