@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 from pathlib import Path
@@ -10,10 +9,12 @@ from pathlib import Path
 import pytest
 from corpus_location import corpus_root
 
-# As the CLI does (docverify/openmp.py): the suite's workers share the cores with browsers,
-# and an OpenMP thread of llama.cpp or PyTorch spinning for work would hold one. Set before
-# any test loads the runtime, which reads it once.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from docverify.openmp import share_cores
+
+# As the CLI does: the suite's workers share the cores with browsers, and an OpenMP thread of
+# llama.cpp or PyTorch spinning for work would hold one. Before any test loads the runtime,
+# which reads the setting once.
+share_cores()
 
 # The Ctrl-C tests signal the docverify processes they start. A suite started in the background
 # by a non-interactive shell (`pytest &`, a nohup'd script) has SIGINT ignored, every child

@@ -108,10 +108,14 @@ class Demo:
             hybrid += ["-O", f"policy.hybrid.model_path={model}"]
         for policy in EVAL_POLICIES:
             if policy in (self.args.eval_policy or EVAL_POLICIES):
-                name, label = (f"{stage}-{policy}-{category}", f"{stage} ({policy}, {category})") if category \
-                    else (f"{stage}-{policy}", f"{stage} ({policy})")
-                self.resumable(self.out / f"{name}.json", *common, "--policy", policy,
+                label = f"{stage} ({policy}, {category})" if category else f"{stage} ({policy})"
+                self.resumable(self.results(stage, policy, category), *common, "--policy", policy,
                                *(hybrid if policy == "hybrid" else []), "--label", label)
+
+    def results(self, stage: str, policy: str, category: str | None = None) -> Path:
+        """A stage's evaluation: ``STAGE-POLICY.json`` on the sample, ``STAGE-POLICY-CATEGORY.json``
+        on every eval task of a category."""
+        return self.out / (f"{stage}-{policy}-{category}.json" if category else f"{stage}-{policy}.json")
 
     def sample(self) -> list[str]:
         return ["--sample", str(self.args.eval_sample)] if self.args.eval_sample else []
@@ -180,7 +184,7 @@ class Demo:
         comparisons between stages, appended to OUT/report/report.md."""
         evaluations = [""] + sorted({path.stem.split("-", 2)[2] for path in self.out.glob("*-*-*.json")
                                      if path.stem.split("-")[0] in ("base", "sft", "grpo")})
-        results = [self.out / f"{stage}-{policy}{'-' + category if category else ''}.json"
+        results = [self.results(stage, policy, category)
                    for category in evaluations for stage in ("base", "sft", "grpo") for policy in EVAL_POLICIES]
         results = [path for path in results if path.is_file()]
         if not results:
@@ -193,8 +197,7 @@ class Demo:
         for category in evaluations:
             for policy in EVAL_POLICIES:
                 for a, b in (("base", "sft"), ("sft", "grpo"), ("base", "grpo")):
-                    suffix = f"-{category}" if category else ""
-                    first, second = self.out / f"{a}-{policy}{suffix}.json", self.out / f"{b}-{policy}{suffix}.json"
+                    first, second = self.results(a, policy, category), self.results(b, policy, category)
                     if first.is_file() and second.is_file():
                         lines.append(self.comparison(policy, category or "eval sample", a, b, first, second))
         with (folder / "report.md").open("a", encoding="utf-8") as report:
