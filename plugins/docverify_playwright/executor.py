@@ -53,6 +53,8 @@ from docverify_playwright.trace import scrub_trace
 log = logging.getLogger(__name__)
 #: Elements that say the page is still busy.
 BUSY = '[aria-busy="true"], .spinner, .loading:not([hidden])'
+#: the page's answer when the element acted on is not on it any more
+GONE = "the element is not on the page"
 #: Error texts that mean the browser, not the page, is gone.
 DEAD = ("Target page, context or browser has been closed", "Browser has been closed", "Target closed",
         "browser has disconnected", "Connection closed")
@@ -550,6 +552,13 @@ class PlaywrightSession:
         it) gone, disabled, hidden or covered is the page's answer, an ordinary failed
         action (:class:`NotActionable`). Two timeouts the page does not explain are the
         environment's: :class:`EnvironmentProblem` naming the step, the action and the limits.
+
+        Only what speaks to the console's speed is measured: an operation done, and a
+        timeout the page does not explain. A click on a button a dialog covers says
+        nothing about latency; measured, it would stretch every later limit (a model
+        that clicks behind a dialog again and again waited 80 s a click). Such a timeout
+        gets one more try under the same limit (a covering mask that goes by itself),
+        not a longer one.
         """
         deadlines = self.run.deadlines
         limit = deadlines.limit(kind)
@@ -564,21 +573,23 @@ class PlaywrightSession:
         else:
             deadlines.measure(kind, time.perf_counter() - started)
             return result
-        deadlines.measure(kind, limit)  # at least that slow
         done = not repeatable or performed(first)
-        if located and not done and element is not None and not await self._still_there(element):
+        explained = None if done else await self._page_state(element, first, gone=located)
+        if explained == GONE:
             raise NotActionable(f"{first_line(first)} (the element is no longer on the page)")
-        longer = limit * RETRY
-        log.info("%s: %s timed out after %.3g s; trying once more for %.3g s", self.name, action.describe(),
-                 limit, longer)
+        if explained is None:
+            deadlines.measure(kind, limit)  # at least that slow
+        longer = limit if explained else limit * RETRY
+        log.info("%s: %s timed out after %.3g s%s; trying once more for %.3g s", self.name, action.describe(),
+                 limit, f" ({explained})" if explained else "", longer)
         try:
             result = await (self._landing(longer) if done else operation(round(longer * 1000)))
         except Exception as error:
             if not timed_out(error):
                 raise
-            deadlines.measure(kind, time.perf_counter() - started)
             if not done and (why := await self._page_state(element, error)) is not None:
                 raise NotActionable(f"{first_line(error)} ({why})") from None
+            deadlines.measure(kind, time.perf_counter() - started)
             step = f"step {action.step}: " if action.step else ""
             what = "the page it opened did not load" if done else "the console did not answer in time"
             raise EnvironmentProblem(
@@ -586,7 +597,8 @@ class PlaywrightSession:
                 f"({what}; {first_line(first)})",
                 hint="a loaded machine or a slow console: fewer --jobs, or a higher action_timeout_s / "
                      "navigation_timeout_s in [executor.playwright]") from None
-        deadlines.measure(kind, time.perf_counter() - started)
+        if explained is None:
+            deadlines.measure(kind, time.perf_counter() - started)
         return result
 
     async def _landing(self, seconds: float) -> None:
@@ -600,25 +612,17 @@ class PlaywrightSession:
         if frame.parent_frame is None:
             self.committed.set()
 
-    @staticmethod
-    async def _still_there(element: Any) -> bool:
-        try:
-            return bool(await element.count())
-        except Exception as error:
-            if is_dead(error):
-                raise
-            return True  # unknown: not the page's answer
-
-    async def _page_state(self, element: Any, error: BaseException) -> str | None:
+    async def _page_state(self, element: Any, error: BaseException, *, gone: bool = True) -> str | None:
         """What on the page kept ``element`` from being acted on; None when nothing does
-        (the console is slow)."""
+        (the console is slow). ``gone``: whether an element missing from the page is an
+        answer (:data:`GONE`), or may still be on its way (an option of a list that loads)."""
         if "did not find some options" in str(error):
             return "the list does not offer that option"
         if element is None:
             return None
         try:
             if not await element.count():
-                return "the element is not on the page"
+                return GONE if gone else None
             if "intercepts pointer events" in str(error):
                 return "another element covers it"
             if not await element.first.is_visible():
