@@ -186,9 +186,11 @@ class Agent:
 
     def outcome(self, observation: Observation) -> None:
         """Append how the last action went to its history line: failed, or changed nothing
-        on the page (the same page, refs aside). An action that changed nothing is not
-        offered to a constrained decoder again while the page stays the same (a greedy
-        decoder named the same selected radio button eight times over)."""
+        on the page (the same page, refs aside). An action on an element that failed or
+        changed nothing is not offered to a constrained decoder again while the page stays
+        the same: the page would answer it the same way (a greedy decoder named the same
+        selected radio button eight times over; a sampled one clicked a button behind an
+        open dialog five times)."""
         state, acted_on = self.state, self.state.acted_on
         state.acted_on = None
         page = page_text(observation)
@@ -197,10 +199,12 @@ class Agent:
         if not state.history:
             return
         turn = state.history[-1]
+        same = acted_on == page and state.last is not None and bool(state.last.target)  # on an element
         if observation.error:
             turn.text += f" -> failed: {observation.error[:200]}"
-        elif acted_on == page and state.last is not None and state.last.target:  # on an element
+        elif same:
             turn.text += " -> nothing changed"
+        if same:
             state.idle.add((state.last.kind.value, state.last.target))
             state.idle_page = page
 

@@ -342,3 +342,29 @@ def test_an_action_that_changed_nothing_is_noted_and_not_offered_again_on_the_sa
     changed = Observation(PAGE.url, PAGE.title, PAGE.snapshot + '\n- dialog "Create Bucket" [ref=e20]')
     agent.outcome(changed)
     assert click_refs(agent, changed)["enum"] == ["e11", "e13"]
+
+
+def test_an_action_the_page_refused_is_not_offered_again_on_the_same_page():
+    """A sampled model clicked a button behind an open dialog five times over, each
+    click refused the same way (another element covers it). The page has not changed,
+    so it would refuse it again: the grammar leaves that click out until it changes."""
+    from types import SimpleNamespace
+
+    from docverify.execute.actions import Action
+    from docverify_models.agent import Agent, ModelOptions, page_text
+
+    def click_refs(agent, page):
+        schema = agent.schema(page, agent.page(page, None))
+        return next(b for b in schema["anyOf"] if b["properties"]["action"]["const"] == "click")["properties"]["ref"]
+
+    agent = Agent(task(), SimpleNamespace(constrained=True, max_text=100), ModelOptions(), meter=None, usage=None)
+    agent.remember(Action(ActionKind.CLICK, ref="e13", target="button 'Create Bucket'", step="1"))
+    agent.state.acted_on = page_text(PAGE)
+    refused = Observation(PAGE.url, PAGE.title, PAGE.snapshot,
+                          error="click button 'Create Bucket' failed: Timeout 5000ms exceeded. (another element covers it)")
+    agent.outcome(refused)
+    assert agent.state.history[-1].text.startswith("click button 'Create Bucket' -> failed: ")
+    assert click_refs(agent, refused)["enum"] == ["e11"]
+    other = Observation(PAGE.url, PAGE.title, PAGE.snapshot + '\n- dialog "Create Bucket" [ref=e20]')
+    agent.outcome(other)
+    assert click_refs(agent, other)["enum"] == ["e11", "e13"]  # a changed page may take it
