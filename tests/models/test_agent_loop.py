@@ -318,6 +318,12 @@ def test_a_constrained_decoder_is_never_offered_a_click_the_loop_would_refuse():
     assert click_refs(Agent(deleting, backend, ModelOptions(), meter=None, usage=None))["enum"] == ["e11", "e13", "e15"]
 
 
+def click_refs(agent, page):
+    """The refs a constrained decoder may click on ``page`` this turn."""
+    schema = agent.schema(page, agent.page(page, None))
+    return next(b for b in schema["anyOf"] if b["properties"]["action"]["const"] == "click")["properties"]["ref"]
+
+
 def test_an_action_that_changed_nothing_is_noted_and_not_offered_again_on_the_same_page():
     """A greedy decoder clicked an already selected radio button eight times: the page
     did not change, so neither did its answer. The history now says so, and the grammar
@@ -327,10 +333,6 @@ def test_an_action_that_changed_nothing_is_noted_and_not_offered_again_on_the_sa
 
     from docverify.execute.actions import Action
     from docverify_models.agent import Agent, ModelOptions, page_text
-
-    def click_refs(agent, page):
-        schema = agent.schema(page, agent.page(page, None))
-        return next(b for b in schema["anyOf"] if b["properties"]["action"]["const"] == "click")["properties"]["ref"]
 
     agent = Agent(task(), SimpleNamespace(constrained=True, max_text=100), ModelOptions(), meter=None, usage=None)
     agent.remember(Action(ActionKind.CLICK, ref="e13", target="button 'Create Bucket'", step="1"))
@@ -352,10 +354,6 @@ def test_an_action_the_page_refused_is_not_offered_again_on_the_same_page():
 
     from docverify.execute.actions import Action
     from docverify_models.agent import Agent, ModelOptions, page_text
-
-    def click_refs(agent, page):
-        schema = agent.schema(page, agent.page(page, None))
-        return next(b for b in schema["anyOf"] if b["properties"]["action"]["const"] == "click")["properties"]["ref"]
 
     agent = Agent(task(), SimpleNamespace(constrained=True, max_text=100), ModelOptions(), meter=None, usage=None)
     agent.remember(Action(ActionKind.CLICK, ref="e13", target="button 'Create Bucket'", step="1"))
