@@ -26,6 +26,8 @@ from docverify.scrub import register as register_secret
 from docverify.scrub import scrub
 
 log = logging.getLogger(__name__)
+#: where the openai engine calls without a base_url
+OFFICIAL_URL = "https://api.openai.com/v1"
 
 # -- OpenAI protocol --------------------------------------------------------------------
 
@@ -44,8 +46,15 @@ class OpenAIBackend(Engine):
 
     @classmethod
     def from_endpoint(cls, options: EndpointOptions) -> "OpenAIBackend":
-        return cls(base_url=options.base_url or os.environ.get("OPENAI_BASE_URL"), model=options.model,
-                   api_key=os.environ.get(options.api_key_env), mode=options.output_mode, timeout_s=options.timeout_s,
+        base_url, api_key = options.base_url or os.environ.get("OPENAI_BASE_URL"), os.environ.get(options.api_key_env)
+        if not base_url and not api_key:  # api.openai.com refuses every call without one
+            raise ConfigError(f"the model endpoint is {OFFICIAL_URL} (no base_url) and {options.api_key_env} "
+                              "is not set: it would refuse every call",
+                              hint=f"set {options.api_key_env} (the option api_key_env names the variable), give "
+                                   "base_url for an OpenAI-protocol server of your own, or run a local model: "
+                                   "the llamacpp policy, or inside hybrid engine=llamacpp with model_path")
+        return cls(base_url=base_url, model=options.model,
+                   api_key=api_key, mode=options.output_mode, timeout_s=options.timeout_s,
                    max_retries=options.max_retries, backoff_s=options.backoff_s,
                    vision=getattr(options, "vision", False), local=options.local)
 
@@ -61,7 +70,7 @@ class OpenAIBackend(Engine):
         register_secret(api_key)
         self._openai = openai
         self.model = model
-        self.base_url = base_url or "https://api.openai.com/v1"
+        self.base_url = base_url or OFFICIAL_URL
         self.local = local
         self.supports_images = vision
         self.modes = list(OUTPUT_MODES) if mode == "auto" else [mode]

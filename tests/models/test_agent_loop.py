@@ -153,6 +153,22 @@ def test_a_refused_key_is_an_environment_problem_said_once():
     assert len(server.requests) == 1
 
 
+def test_the_official_endpoint_without_a_key_is_a_usage_error_before_anything_runs(tmp_path):
+    """No base_url and no key: api.openai.com would refuse every call (here: no network,
+    five connection errors a turn). One clear error (exit 2), naming the variable."""
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "doc.md").write_text(DOC)
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    done = subprocess.run([sys.executable, "-m", "docverify", "check", "doc.md", "--policy", "openai", "--no-store"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 2, done.stderr
+    assert "OPENAI_API_KEY is not set" in done.stderr and "engine=llamacpp" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_output_mode_falls_back_to_what_the_endpoint_supports():
     with FakeOpenAI(lambda body, fake: Reply(action("click", ref="e13", step="2")),
                     reject=("json_schema",)) as server:
