@@ -32,7 +32,7 @@ from docverify.execute.policy import Episode, Policy
 from docverify.parse.model import Step
 from docverify.scrub import scrub
 from docverify.task import Task
-from docverify_models.schema import InvalidAnswer, answer_schema, element_target, to_action
+from docverify_models.schema import InvalidAnswer, answer_cap, answer_schema, element_target, to_action
 
 PROMPTS = Path(__file__).parent / "prompts"
 #: Words of actions that destroy or change what exists: allowed only when the task asks for them.
@@ -135,7 +135,7 @@ class Agent:
 
     async def call(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> str:
         tokens_in = self.backend.count_tokens(messages)
-        max_out = self.options.max_answer_tokens
+        max_out = answer_cap(self.backend, schema, self.options.max_answer_tokens)
         if self.spent_tokens + tokens_in + max_out > self.options.max_tokens:
             raise Undecided(f"the token budget ran out ({self.options.max_tokens} tokens per procedure; "
                             "policy option max_tokens)")

@@ -116,6 +116,34 @@ def variant_schema(max_text: int, *, targets: Mapping[ActionKind, Sequence[str]]
     return {"description": "Your thought, then exactly one action.", "anyOf": branches}
 
 
+#: tokens a character of a bounded text field may take, at most in practice (a CJK character
+#: is often two or three of a byte-level vocabulary's tokens; a repeated "2." one a character)
+TOKENS_PER_CHAR = 3
+#: tokens of JSON syntax, keys and enum values an answer may add to its texts
+SYNTAX_TOKENS = 96
+
+
+def answer_bound(schema: Mapping[str, Any]) -> int:
+    """How many tokens the longest answer ``schema`` allows can take: every bounded text
+    field of its longest branch at its bound. A grammar-constrained decoder cut off by
+    its token cap leaves JSON that can never be valid, and at temperature 0 the retry is
+    cut at the same place, so its cap must be at least this."""
+    branches = schema.get("anyOf") or [schema]
+
+    def length(branch: Mapping[str, Any]) -> int:
+        texts = sum(int(prop.get("maxLength", 0)) for prop in (branch.get("properties") or {}).values())
+        return texts * TOKENS_PER_CHAR + SYNTAX_TOKENS
+
+    return max(length(branch) for branch in branches)
+
+
+def answer_cap(engine: Any, schema: Mapping[str, Any], tokens: int) -> int:
+    """The token cap of an answer in ``schema`` from ``engine``: ``tokens`` (the policy's
+    max_answer_tokens), raised for a grammar-constrained decoder to the longest answer the
+    schema allows (:func:`answer_bound`)."""
+    return max(tokens, answer_bound(schema)) if engine.constrained else tokens
+
+
 def answer_schema(engine: Any, *, page: str, steps: Sequence[str], refuse: Refuse | None = None) -> dict[str, Any]:
     """The schema a turn's answer is asked in: for a grammar-constrained ``engine`` one
     branch per action, with the refs of the elements on ``page`` (as the prompt shows it)

@@ -382,3 +382,33 @@ def test_an_action_the_page_refused_is_not_offered_again_on_the_same_page():
     other = Observation(PAGE.url, PAGE.title, PAGE.snapshot + '\n- dialog "Create Bucket" [ref=e20]')
     agent.outcome(other)
     assert click_refs(agent, other)["enum"] == ["e11", "e13"]  # a changed page may take it
+
+
+def test_a_constrained_decoder_gets_a_token_cap_its_longest_answer_fits():
+    """The agent loop asks a grammar-constrained engine for up to the longest answer its
+    schema allows (a cut-off grammar answer is never valid JSON); others get max_answer_tokens."""
+    from docverify.engines import Completion
+    from docverify.cost import Usage
+    from docverify_models.agent import Agent, ModelOptions
+    from docverify_models.schema import answer_bound
+
+    class Recording:
+        model, local, max_text = "recording", True, 100
+
+        def __init__(self, constrained):
+            self.constrained, self.caps = constrained, []
+
+        def count_tokens(self, messages):
+            return 100
+
+        async def complete(self, messages, schema, *, name, max_tokens, temperature):
+            self.caps.append((max_tokens, answer_bound(schema)))
+            return Completion('{"action": "done", "thought": "t", "status": "success", "message": "m"}', 100, 20,
+                              "grammar")
+
+    for constrained in (True, False):
+        backend = Recording(constrained)
+        agent = Agent(task(), backend, ModelOptions(), meter=CostMeter(), usage=Usage())
+        run(agent.decide(PAGE))
+        (cap, bound), = backend.caps
+        assert cap == (bound if constrained else 320) and bound > 320

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 from docverify.execute.actions import ActionKind
 from docverify.execute.locate import parse_snapshot
-from docverify_models.schema import answer_schema, targets
+from docverify_models.schema import answer_bound, answer_cap, answer_schema, targets
 
 ECS = (Path(__file__).parents[1] / "core" / "fixtures" / "pages" / "ecs-instances.txt").read_text(encoding="utf-8")
 CONSTRAINED = SimpleNamespace(constrained=True, max_text=100)
@@ -53,3 +53,21 @@ def test_an_action_with_nothing_to_act_on_is_no_branch_of_the_grammar():
     # an engine that is not constrained gets the plain schema: any ref, checked after the answer
     plain = answer_schema(SimpleNamespace(constrained=False, max_text=100), page=page, steps=["1"])
     assert "enum" not in plain["properties"]["ref"] and '"e3"' not in json.dumps(plain)
+
+
+def test_a_constrained_answer_may_always_be_as_long_as_its_schema_allows():
+    """The base model's flag_step filled thought, expected and observed with "2.2.2.2…" to
+    their 100-character bounds: over the 320-token cap, cut off, JSON that never closes, and
+    the greedy retry cut at the same place (INCONCLUSIVE: "the answer is not JSON"). The
+    cap of a constrained decoder covers the longest branch's texts, a few tokens a character."""
+    page = '- main [ref=e1]:\n  - textbox "Name" [ref=e2]\n  - button "OK" [ref=e3]'
+    schema = answer_schema(CONSTRAINED, page=page, steps=["1", "2"])
+    flag = next(b for b in schema["anyOf"] if b["properties"]["action"]["const"] == "flag_step")
+    texts = sum(prop.get("maxLength", 0) for prop in flag["properties"].values())
+    assert texts == 300  # thought, expected, observed
+    assert answer_bound(schema) >= 2 * texts and answer_bound(schema) > answer_bound({"anyOf": [
+        b for b in schema["anyOf"] if b["properties"]["action"]["const"] != "flag_step"]})
+    assert answer_cap(CONSTRAINED, schema, 320) == answer_bound(schema)
+    assert answer_cap(CONSTRAINED, schema, 4000) == 4000  # a higher setting stands
+    plain = answer_schema(SimpleNamespace(constrained=False, max_text=100), page=page, steps=["1"])
+    assert answer_cap(SimpleNamespace(constrained=False), plain, 320) == 320  # an endpoint's answer is checked after

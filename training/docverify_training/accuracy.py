@@ -113,15 +113,19 @@ def turn_schema(engine: Engine, prompt: list[dict[str, str]]) -> dict[str, Any]:
 
 async def score(engine: Engine, trajectories: Sequence[Trajectory], *, max_tokens: int = 320,
                 progress: Callable[[int, int], None] | None = None) -> Accuracy:
-    """Every turn of ``trajectories`` answered by ``engine`` (greedy) and compared with the teacher's."""
+    """Every turn of ``trajectories`` answered by ``engine`` (greedy, under the agent loop's
+    token cap) and compared with the teacher's."""
+    from docverify_models.schema import answer_cap
+
     total = sum(len(t.turns) for t in trajectories)
     scores: list[TurnScore] = []
     for number, trajectory in enumerate(trajectories):
         key = f"{number}:{trajectory.task['id']}#{trajectory.run}"
         for turn in trajectory.turns:
             expected = json.loads(turn.completion)
-            completion = await engine.complete(turn.prompt, turn_schema(engine, turn.prompt), name="agent_action",
-                                               max_tokens=max_tokens, temperature=0.0)
+            schema = turn_schema(engine, turn.prompt)
+            completion = await engine.complete(turn.prompt, schema, name="agent_action",
+                                               max_tokens=answer_cap(engine, schema, max_tokens), temperature=0.0)
             try:
                 answer = parse_json_object(completion.text)
             except ValueError:
