@@ -387,8 +387,8 @@ def test_an_action_the_page_refused_is_not_offered_again_on_the_same_page():
 def test_a_constrained_decoder_gets_a_token_cap_its_longest_answer_fits():
     """The agent loop asks a grammar-constrained engine for up to the longest answer its
     schema allows (a cut-off grammar answer is never valid JSON); others get max_answer_tokens."""
-    from docverify.engines import Completion
     from docverify.cost import Usage
+    from docverify.engines import Completion
     from docverify_models.agent import Agent, ModelOptions
     from docverify_models.schema import answer_bound
 
