@@ -53,9 +53,8 @@ class OpenAIBackend(Engine):
                               hint=f"set {options.api_key_env} (the option api_key_env names the variable), give "
                                    "base_url for an OpenAI-protocol server of your own, or run a local model: "
                                    "the llamacpp policy, or inside hybrid engine=llamacpp with model_path")
-        return cls(base_url=base_url, model=options.model,
-                   api_key=api_key, mode=options.output_mode, timeout_s=options.timeout_s,
-                   max_retries=options.max_retries, backoff_s=options.backoff_s,
+        return cls(base_url=base_url, model=options.model, api_key=api_key, mode=options.output_mode,
+                   timeout_s=options.timeout_s, max_retries=options.max_retries, backoff_s=options.backoff_s,
                    vision=getattr(options, "vision", False), local=options.local)
 
     def __init__(self, *, base_url: str | None, model: str, api_key: str | None, mode: str = "auto",
