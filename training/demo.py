@@ -168,6 +168,7 @@ class Demo:
                            "-S", f"max_turns={self.args.max_turns}",
                            "-S", f"rollout_timeout={self.args.task_timeout}", "-S", "save_steps=2",
                            "-S", f"rollout_policy={self.args.grpo_policy}",
+                           "-S", f"resample_rounds={self.args.grpo_resample}",
                            *(arg for category in self.args.grpo_category for arg in ("--category", category)),
                            *(["--resume"] if any(output.glob("checkpoint-*")) else []), *self.small,
                            *(self.hybrid_rollouts() if self.args.grpo_policy == "hybrid" else []))
@@ -223,6 +224,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--eval-sample", type=int, default=24, help="eval tasks per evaluation (0: all)")
     parser.add_argument("--sft-examples", type=int, default=400, help="turns SFT trains on, at most")
     parser.add_argument("--grpo-steps", type=int, default=10)
+    parser.add_argument("--grpo-resample", type=int, default=0,
+                        help="GRPO's resample_rounds: extra rounds a step may roll out to replace flat groups")
     parser.add_argument("--no-handovers", dest="handovers", action="store_false",
                         help="no hand-over data (the oracle's hand-overs in the hybrid's prompt) for SFT")
     parser.add_argument("--grpo-policy", choices=("llamacpp", "hybrid"), default="llamacpp",

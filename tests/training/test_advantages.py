@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from docverify_training.advantages import Rollout, advantages
+from docverify_training.advantages import Rollout, advantages, informative_tasks
 
 
 def test_within_each_group_then_across_the_batch():
@@ -32,3 +32,12 @@ def test_a_group_with_one_reward_teaches_nothing_and_undecided_rollouts_are_drop
     assert sorted(result.flat_groups) == ["easy", "hard"]
     assert result.values[0] == result.values[1] == result.values[2] == 0.0  # no signal: no push either way
     assert result.values[4] == pytest.approx(1, abs=1e-5) and result.values[5] == pytest.approx(-1, abs=1e-5)
+
+
+def test_the_groups_with_a_gradient_are_those_whose_scored_rewards_differ():
+    rollouts = [Rollout("mixed", 1.0), Rollout("mixed", 0.0), Rollout("mixed", None),
+                Rollout("failed", 0.0), Rollout("failed", 0.0),
+                Rollout("passed", 1.0), Rollout("passed", 1.0),
+                Rollout("one-scored", 1.0), Rollout("one-scored", None), Rollout("none-scored", None)]
+    assert informative_tasks(rollouts) == {"mixed"}
+    assert set(advantages(rollouts).flat_groups) == {"failed", "passed", "one-scored"}

@@ -30,8 +30,10 @@ def options(command: list[str]) -> list[str]:
 
 def test_grpo_inside_hybrid_rolls_out_the_hybrid_policy_with_the_students_prompt(tmp_path):
     train, *evaluations = commands(tmp_path, "--grpo-policy", "hybrid", "--grpo-category", "drifted",
-                                   "--grpo-category", "stateful", "--grpo-steps", "3", stage="grpo")
+                                   "--grpo-category", "stateful", "--grpo-steps", "3", "--grpo-resample", "2",
+                                   stage="grpo")
     assert train[:2] == ["train", "grpo"] and "rollout_policy=hybrid" in train and "max_steps=3" in train
+    assert "resample_rounds=2" in train
     assert [train[i + 1] for i, arg in enumerate(train) if arg == "--category"] == ["drifted", "stateful"]
     assert {"policy.hybrid.observation_tokens=600", "policy.hybrid.history_tokens=300",
             "policy.llamacpp.observation_tokens=600", "policy.hybrid.close_threshold=1.0"} <= set(options(train))
@@ -45,7 +47,7 @@ def test_grpo_inside_hybrid_rolls_out_the_hybrid_policy_with_the_students_prompt
 
 def test_grpo_rolls_out_the_model_alone_by_default(tmp_path):
     train = commands(tmp_path, stage="grpo")[0]
-    assert "rollout_policy=llamacpp" in train and "--category" not in train
+    assert "rollout_policy=llamacpp" in train and "--category" not in train and "resample_rounds=0" in train
     assert not any(option.startswith("policy.hybrid.") for option in options(train))
 
 

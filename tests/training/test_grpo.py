@@ -106,6 +106,56 @@ def test_a_group_that_all_failed_teaches_nothing(tmp_path, tokenizer, tiny_model
     assert answer_logp(trainer.model, tokenizer, BAD) == pytest.approx(before, abs=1e-6)
 
 
+class FlatFirstEnvironment(FixedEnvironment):
+    """The first ``flat`` rounds asked for fail every rollout; later rounds give half GOOD and rewarded."""
+
+    def __init__(self, flat: int = 1) -> None:
+        super().__init__()
+        self.flat = flat
+        self.asked: list[tuple[dict, int, int]] = []
+
+    def rollouts(self, groups, step, resample=0):
+        self.asked.append((dict(groups), step, resample))
+        self.verdicts = ("FAIL",) if len(self.asked) <= self.flat else ("PASS", "FAIL")
+        return super().rollouts(groups, step)
+
+
+def tasks(*ids):
+    return task_rows([type("T", (), {"id": task})() for task in ids])
+
+
+def test_a_flat_group_is_replaced_by_another_tasks_group_which_is_learnt_from(tmp_path, tokenizer, tiny_model):
+    model = tiny_model(tokenizer)
+    before = answer_logp(model, tokenizer, GOOD)
+    environment = FlatFirstEnvironment()
+    report, trainer = train_grpo(tmp_path, tasks("t1", "t2", "t3"), settings_for(tmp_path, resample_rounds=2),
+                                 environment, model=model, tokenizer=tokenizer)
+    (first, step, resample), (second, step2, resample2) = environment.asked
+    # one group a step: the flat one was followed by one other task's group, and that gave a gradient
+    assert len(first) == 1 and len(second) == 1 and set(first) != set(second) and list(second.values()) == [4]
+    assert (step, resample, step2, resample2) == (0, 0, 0, 1)
+    assert environment.synced == [0]  # the extra round rolled out the same weights
+    per_step = report["per_step"][0]
+    assert (per_step["rollouts"], per_step["flat_groups"], per_step["resample_rounds"],
+            per_step["resampled_groups"], per_step["samples"]) == (8, 1, 1, 1, 4)
+    assert answer_logp(trainer.model, tokenizer, GOOD) > before + 1
+    # the flat task is drawn last next time; tasks not seen flat come first
+    assert trainer.replacements(2, set(second)) == [task for task in ("t1", "t2", "t3")
+                                                    if task not in first and task not in second] + list(first)
+
+
+def test_resampling_stops_when_its_rounds_or_the_tasks_run_out(tmp_path, tokenizer, tiny_model):
+    never = FlatFirstEnvironment(flat=10)
+    report, _ = train_grpo(tmp_path, tasks("t1", "t2", "t3"), settings_for(tmp_path, resample_rounds=5),
+                           never, model=tiny_model(tokenizer), tokenizer=tokenizer)
+    assert [resample for _, _, resample in never.asked] == [0, 1, 2]  # every task tried once, then no more
+    assert report["per_step"][0]["samples"] == 0 and report["per_step"][0]["flat_groups"] == 3
+    off = FlatFirstEnvironment()
+    report, _ = train_grpo(tmp_path, tasks("t1", "t2"), settings_for(tmp_path / "off"), off,
+                           model=tiny_model(tokenizer), tokenizer=tokenizer)
+    assert len(off.asked) == 1 and report["per_step"][0]["resample_rounds"] == 0  # off by default
+
+
 def test_undecided_and_crashed_rollouts_are_dropped_and_counted(tokenizer):
     episodes = [Episode("a", 1, "PASS", 1.0, [Call(PROMPT, GOOD)]),
                 Episode("a", 2, "FAIL", 0.0, [Call(PROMPT, BAD), Call(PROMPT, BAD)]),
@@ -172,6 +222,8 @@ def test_settings_are_checked_with_the_key_named(tmp_path):
         load_settings(None, {"num_generation": 2}, tmp_path / "out")
     with pytest.raises(UsageError, match="gradient_accumulation_steps and steps_per_generation must be 1"):
         load_settings(None, {"gradient_accumulation_steps": 2}, tmp_path / "out")
+    with pytest.raises(UsageError, match="resample_rounds must be 0 or more"):
+        load_settings(None, {"resample_rounds": -1}, tmp_path / "out")
     with pytest.raises(UsageError, match="rollout_policy 'openai'"):
         load_settings(None, {"rollout_policy": "openai"}, tmp_path / "out")
     with pytest.raises(UsageError, match="settings are not valid: GRPO requires at least 2 generations"):

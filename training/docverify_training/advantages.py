@@ -16,7 +16,7 @@ ended ENV_ERROR, or whose checker could not decide (INCONCLUSIVE), carry no rewa
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 
@@ -63,10 +63,12 @@ def advantages(rollouts: Sequence[Rollout], eps: float = 1e-6, *, across_batch: 
     return Advantages(values, dropped=sum(r.reward is None for r in rollouts), flat_groups=flat)
 
 
-def group_counts(rollouts: Sequence[Rollout]) -> Mapping[str, int]:
-    """Rollouts per task (how many of each group were scored)."""
-    counts: dict[str, int] = {}
+def informative_tasks(rollouts: Sequence[Rollout], eps: float = 1e-6) -> set[str]:
+    """The tasks whose scored rollouts did not all get one reward: the groups that give a
+    gradient (a group with fewer than two scored rollouts gives none)."""
+    rewards: dict[str, list[float]] = {}
     for rollout in rollouts:
         if rollout.reward is not None:
-            counts[rollout.task] = counts.get(rollout.task, 0) + 1
-    return counts
+            rewards.setdefault(rollout.task, []).append(rollout.reward)
+    return {task for task, values in rewards.items() if len(values) > 1 and _mean_std(values)[1] >= eps}
+

@@ -10,6 +10,12 @@ the goal was reached and 0.0 when not; an INCONCLUSIVE or ENV_ERROR rollout, or 
 that crashed, carries none: it is dropped from the loss and counted. Advantages are
 normalised in two layers (:mod:`docverify_training.advantages`).
 
+A group whose rollouts all got one reward (none reached the goal, or every one did)
+gives no gradient. With ``resample_rounds`` a step rolls out other train tasks in
+their place, round after round, until it has as many groups with a gradient as it
+asked for or the rounds run out (DAPO's dynamic sampling): tasks not seen flat lately
+are drawn first.
+
 The agent loop renders a fresh prompt every turn (the doc, the history, the page), so
 one rollout is many (prompt, answer) pairs: every model call of a rollout becomes one
 training sample that carries the rollout's advantage, its prompt (the page) never in
@@ -38,7 +44,7 @@ from transformers import TrainerCallback
 from trl import GRPOConfig, GRPOTrainer
 
 from docverify.errors import UsageError
-from docverify_training.advantages import Rollout, advantages
+from docverify_training.advantages import Rollout, advantages, informative_tasks
 from docverify_training.settings import (
     CPU_COMMON,
     LoraSettings,
@@ -85,6 +91,10 @@ class GRPOSettings(GRPOConfig, LoraSettings):
     rollout_timeout: float = field(default=300.0, metadata={"help": "seconds per rollout"})
     micro_batch_size: int = field(default=2, metadata={
         "help": "samples (model calls) per forward and backward pass; their gradients are accumulated"})
+    resample_rounds: int = field(default=0, metadata={
+        "help": "extra rounds a step may roll out to replace its flat groups (every rollout rewarded alike: no "
+                "gradient) with groups of other train tasks (DAPO's dynamic sampling; 0: learn from what the first "
+                "round gave)"})
     samples_per_rollout: int = field(default=0, metadata={
         "help": "model calls of a rollout learnt from, drawn at random (0: all)"})
     bench_eval_steps: int = field(default=0, metadata={
@@ -112,6 +122,8 @@ def load_settings(config_file: Path | None, overrides: dict[str, Any], output: P
     for name in ("rollout_jobs", "max_turns", "micro_batch_size"):
         if getattr(settings, name) < 1:
             raise UsageError(f"{name} must be at least 1")
+    if settings.resample_rounds < 0:
+        raise UsageError("resample_rounds must be 0 or more")
     if settings.gguf_dtype not in ("f16", "f32"):
         raise UsageError(f"gguf_dtype {settings.gguf_dtype!r}: use f16 or f32")
     return settings
@@ -156,8 +168,9 @@ class Environment(Protocol):
         colocated vLLM engine, its weights already updated in place)."""
         ...
 
-    def rollouts(self, groups: Mapping[str, int], step: int) -> list[Episode]:
-        """Each task of ``groups`` rolled out that many times; one Episode per rollout."""
+    def rollouts(self, groups: Mapping[str, int], step: int, resample: int = 0) -> list[Episode]:
+        """Each task of ``groups`` rolled out that many times; one Episode per rollout
+        (``resample``: the step's extra round, replacing flat groups; 0 for its first)."""
         ...
 
     def evaluate(self, step: int) -> dict[str, Any] | None:
@@ -187,13 +200,16 @@ class StepStats:
     dropped: int = 0  #: INCONCLUSIVE, ENV_ERROR
     crashed: int = 0
     unfinished: int = 0  #: out of turns or time: scored 0.0
-    flat_groups: int = 0
+    flat_groups: int = 0  #: every round's
+    resample_rounds: int = 0  #: extra rounds rolled out to replace flat groups
+    resampled_groups: int = 0  #: groups those rounds rolled out
     samples: int = 0
     seconds: dict[str, float] = field(default_factory=Counter)  #: rollout, model, provisioning, sync, learn
 
     def to_dict(self) -> dict[str, Any]:
         return {"rollouts": self.rollouts, "rewarded": self.rewarded, "dropped": self.dropped,
                 "crashed": self.crashed, "unfinished": self.unfinished, "flat_groups": self.flat_groups,
+                "resample_rounds": self.resample_rounds, "resampled_groups": self.resampled_groups,
                 "samples": self.samples,
                 "seconds": {key: round(value, 2) for key, value in self.seconds.items()}}
 
@@ -301,6 +317,7 @@ class DocverifyGRPOTrainer(GRPOTrainer):
         self.synced_step: int | None = None
         self.step_stats: list[dict[str, Any]] = []
         self.rng = random.Random(self.args.seed)
+        self.flat_at: dict[str, int] = {}  #: task -> the last step its group was flat
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         step = self.state.global_step
@@ -311,10 +328,11 @@ class DocverifyGRPOTrainer(GRPOTrainer):
             stats_seconds["sync"] += time.perf_counter() - started
         groups = Counter(row["task"] for row in inputs)
         started = time.perf_counter()
-        episodes = self.environment.rollouts(groups, step)
+        episodes, resampled = self.rollouts_with_gradient(groups, step)
         stats_seconds["rollout"] += time.perf_counter() - started
         samples, stats = episode_samples(episodes, self.processing_class, keep_flat=self.beta != 0.0,
                                          per_rollout=self.args.samples_per_rollout, rng=self.rng)
+        stats.resample_rounds, stats.resampled_groups = len(resampled), sum(map(len, resampled))
         stats.seconds.update(stats_seconds)
         stats.seconds["model"] = sum(e.model_s for e in episodes)
         stats.seconds["provisioning"] = sum(e.setup_s for e in episodes)
@@ -323,6 +341,40 @@ class DocverifyGRPOTrainer(GRPOTrainer):
             batch["ref_per_token_logps"] = self.reference_logps(batch)
         self.record(step, stats, episodes)
         return batch
+
+    def rollouts_with_gradient(self, groups: Mapping[str, int], step: int) -> tuple[list[Episode], list[list[str]]]:
+        """The step's rollouts; then, for up to ``resample_rounds`` more rounds, groups of
+        other train tasks in place of the flat ones, until as many groups as the step asked
+        for give a gradient. Returns the episodes and each extra round's tasks."""
+        episodes = self.environment.rollouts(groups, step)
+        tried = set(groups)
+        resampled: list[list[str]] = []
+        while True:
+            scored = [Rollout(e.task, None if e.crashed else e.reward) for e in episodes]
+            informative = informative_tasks(scored)
+            for task in {e.task for e in episodes}:
+                if task in informative:
+                    self.flat_at.pop(task, None)
+                else:
+                    self.flat_at[task] = step
+            missing = len(groups) - len(informative)
+            if missing <= 0 or len(resampled) >= self.args.resample_rounds:
+                return episodes, resampled
+            chosen = self.replacements(missing, tried)
+            if not chosen:
+                return episodes, resampled
+            tried.update(chosen)
+            resampled.append(chosen)
+            episodes += self.environment.rollouts({task: self.num_generations for task in chosen}, step,
+                                                  resample=len(resampled))
+
+    def replacements(self, count: int, tried: set[str]) -> list[str]:
+        """``count`` train tasks not rolled out yet this step: first those not seen flat
+        (in a random order), then those seen flat longest ago."""
+        pool = sorted(set(self.train_dataset["task"]) - tried)
+        self.rng.shuffle(pool)
+        pool.sort(key=lambda task: self.flat_at.get(task, -1))
+        return pool[:count]
 
     def sync_rollouts(self, step: int) -> None:
         """The environment's rollouts take the weights as they are now: TRL's vLLM engine
@@ -359,7 +411,8 @@ class DocverifyGRPOTrainer(GRPOTrainer):
         scored = [e for e in episodes if e.reward is not None and not e.crashed]
         metrics = self._metrics["train"]
         metrics["reward"].append(sum(e.reward for e in scored) / len(scored) if scored else float("nan"))
-        for name in ("rollouts", "rewarded", "unfinished", "dropped", "crashed", "flat_groups", "samples"):
+        for name in ("rollouts", "rewarded", "unfinished", "dropped", "crashed", "flat_groups", "resampled_groups",
+                     "samples"):
             metrics[f"env/{name}"].append(float(getattr(stats, name)))
         for name, seconds in stats.seconds.items():
             metrics[f"time/{name}_s"].append(seconds)
@@ -460,15 +513,17 @@ class SandboxEnvironment:
         return BenchOptions(policy=policy, runs=1, jobs=self.settings.rollout_jobs, split=split, settings=settings,
                             max_steps=self.settings.max_turns, timeout_s=self.settings.rollout_timeout, label=label)
 
-    def rollouts(self, groups: Mapping[str, int], step: int) -> list[Episode]:
+    def rollouts(self, groups: Mapping[str, int], step: int, resample: int = 0) -> list[Episode]:
         from docverify_bench.run import ResultsFile, run_benchmark
 
         chosen = [self.tasks[task] for task in groups]
-        options = self.options("train", f"grpo step {step + 1}", self.settings.temperature)
+        name = f"step-{step + 1}" + (f"-resample-{resample}" if resample else "")
+        label = f"grpo step {step + 1}" + (f", resample {resample}" if resample else "")
+        options = self.options("train", label, self.settings.temperature)
         options.runs = max(groups.values())
         folder = self.output / "rollouts"
         folder.mkdir(parents=True, exist_ok=True)
-        results = ResultsFile.start(folder / f"step-{step + 1}.json", self.task_set, chosen, options, {})
+        results = ResultsFile.start(folder / f"{name}.json", self.task_set, chosen, options, {})
         recorder = CallRecorder(self.next_seed, self.shared_llm)
         try:
             run_benchmark(self.app, self.task_set, chosen, options, results, self.progress,
