@@ -110,10 +110,30 @@ class Observation:
     snapshot: str  #: aria_snapshot(mode="ai") of the page
     error: str | None = None  #: the last action's error, if it failed
     screenshot: bytes | None = field(default=None, repr=False)
+    #: the accessible name of the modal dialog that covers the page ("" unnamed; None: no modal dialog is open)
+    modal: str | None = None
 
     @cached_property
     def elements(self) -> list[Element]:
         return parse_snapshot(self.snapshot)
+
+    @cached_property
+    def covered(self) -> frozenset[str]:
+        """The refs an open modal dialog covers: every element outside it, which the
+        page does not let a click or a keystroke reach (empty when no modal dialog is
+        open, or when the snapshot shows no dialog by that name to tell its inside by)."""
+        if self.modal is None:
+            return frozenset()
+        dialogs = [e for e in self.elements if e.role in ("dialog", "alertdialog") and e.ref]
+        named = [e for e in dialogs if " ".join(e.name.split()) == " ".join(self.modal.split())]
+        if named:
+            dialog = named[-1]  # the topmost: a dialog opened from a dialog comes later in the page
+        elif len(dialogs) == 1:
+            dialog = dialogs[0]  # the name computed two ways may differ; one dialog is that one
+        else:
+            return frozenset()
+        return frozenset(e.ref for e in self.elements
+                         if e.ref and e.ref != dialog.ref and dialog.ref not in e.parents)
 
     def digest(self) -> dict[str, Any]:
         """What a trajectory keeps of it: no snapshot text, no screenshot bytes."""

@@ -123,12 +123,14 @@ class Agent:
         are the ones the prompt shows (``page``: it cannot name an element it was not
         shown) and the doc's own, less the clicks :meth:`in_scope` would refuse and the
         actions that just changed nothing on this same page (:meth:`outcome`): a greedy
-        decoder offered one would name it again on every retry."""
+        decoder offered one would name it again on every retry. While a modal dialog
+        covers the page, only its own elements are offered: a click behind it cannot land."""
         idle = self.state.idle if self.state.idle_page == page_text(observation) else set()
+        covered = observation.covered
 
         def refuse(kind: ActionKind, element: Element) -> bool:
             return ((kind is ActionKind.CLICK and bool(self.out_of_scope(element.name)))
-                    or (kind.value, element_target(element)) in idle)
+                    or (kind.value, element_target(element)) in idle or element.ref in covered)
 
         return answer_schema(self.backend, page=page if shown_refs(page) else observation.snapshot,
                              steps=[s.number for s in self.task.procedure.all_steps()], refuse=refuse)

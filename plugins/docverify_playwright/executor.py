@@ -53,6 +53,18 @@ from docverify_playwright.trace import scrub_trace
 log = logging.getLogger(__name__)
 #: Elements that say the page is still busy.
 BUSY = '[aria-busy="true"], .spinner, .loading:not([hidden])'
+#: The accessible name of the topmost open modal dialog (aria-modal, or a <dialog> shown modal) that
+#: is displayed, "" when unnamed; null when none covers the page.
+MODAL = """() => {
+  const open = [...document.querySelectorAll('[aria-modal="true"], dialog')].filter(d =>
+    (d.tagName !== 'DIALOG' || d.matches(':modal')) && d.getClientRects().length > 0 &&
+    getComputedStyle(d).visibility !== 'hidden');
+  const d = open[open.length - 1];
+  if (!d) return null;
+  const by = (d.getAttribute('aria-labelledby') || '').split(/\\s+/).filter(Boolean);
+  return (d.getAttribute('aria-label') ||
+          by.map(id => (document.getElementById(id) || {}).textContent || '').join(' ')).trim();
+}"""
 #: the page's answer when the element acted on is not on it any more
 GONE = "the element is not on the page"
 #: Error texts that mean the browser, not the page, is gone.
@@ -419,6 +431,7 @@ class PlaywrightSession:
                 title = await self.settle()
                 masks = await self.revealed.before_capture(page)  # secrets it shows: registered first
                 snapshot = await page.aria_snapshot(mode="ai")
+                modal = await page.evaluate(MODAL)
                 shot = await page.screenshot(type="png", mask=masks) if screenshot else None
                 break
             except EnvironmentProblem:
@@ -432,7 +445,7 @@ class PlaywrightSession:
         if self.blocked:
             error = "blocked requests outside the console: " + ", ".join(self.blocked[:3])
             self.blocked.clear()
-        return Observation(url=page.url, title=title, snapshot=snapshot, error=error, screenshot=shot)
+        return Observation(url=page.url, title=title, snapshot=snapshot, error=error, screenshot=shot, modal=modal)
 
     async def screenshot(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -50,6 +50,35 @@ def test_sessions_start_signed_in_and_act_by_ref(endpoint, tmp_path, chromium):
     run(scenario())
 
 
+def test_an_observation_names_the_modal_dialog_that_covers_the_page(endpoint, tmp_path, chromium):
+    """The sandbox's own Create dialog (aria-modal), a native <dialog> shown modal (named
+    by aria-labelledby), and dialogs that cover nothing: a non-modal one, a hidden one."""
+    async def scenario():
+        async with PlaywrightExecutor().open(endpoint, tmp_path) as xrun:
+            async with xrun.session("modal") as session:
+                await session.apply(Action(ActionKind.GOTO, value="/console/oss/bucket?dialog=create"))
+                sandbox = await session.observe()
+                page = session.page
+                await page.set_content("<button>Connect</button><dialog aria-labelledby=t><h2 id=t>Enter  VNC "
+                                       "Password</h2><button>OK</button></dialog><div role=dialog aria-modal=true "
+                                       "aria-label=Hidden hidden><button>No</button></div>")
+                await page.evaluate("() => document.querySelector('dialog').showModal()")
+                native = await session.observe()
+                await page.set_content("<button>Connect</button><div role=dialog aria-label=Help>"
+                                       "<button>Close</button></div>")
+                plain = await session.observe()
+                return sandbox, native, plain
+
+    sandbox, native, plain = run(scenario())
+    assert sandbox.modal == "Create Bucket"
+    inside = {e.ref for e in sandbox.elements if e.ref and e.ref not in sandbox.covered}
+    assert {e.name for e in sandbox.elements if e.ref in inside and e.role == "button"} >= {"OK", "Cancel"}
+    assert ref(sandbox, "link", "ECS console") in sandbox.covered
+    assert native.modal == "Enter  VNC Password" and ref(native, "button", "Connect") in native.covered
+    assert ref(native, "button", "OK") not in native.covered
+    assert plain.modal is None and not plain.covered
+
+
 def test_requests_outside_the_console_are_blocked_and_reported(endpoint, tmp_path, chromium):
     with socket.socket() as other:
         other.bind(("127.0.0.1", 0))

@@ -323,15 +323,12 @@ def test_a_constrained_decoder_is_never_offered_a_click_the_loop_would_refuse():
 
     from docverify_models.agent import Agent, ModelOptions
 
-    def click_refs(agent):
-        schema = agent.schema(PAGE, agent.page(PAGE, None))
-        return next(b for b in schema["anyOf"] if b["properties"]["action"]["const"] == "click")["properties"]["ref"]
-
     backend = SimpleNamespace(constrained=True, max_text=100)
-    assert click_refs(Agent(task(), backend, ModelOptions(), meter=None, usage=None))["enum"] == ["e11", "e13"]
+    assert click_refs(Agent(task(), backend, ModelOptions(), meter=None, usage=None), PAGE)["enum"] == ["e11", "e13"]
     deleting = make_task(parse_text("# Delete a bucket\n\n1. Click **Delete All**.\n", "d.md").procedures[0],
                          suffix="x1y2z3")
-    assert click_refs(Agent(deleting, backend, ModelOptions(), meter=None, usage=None))["enum"] == ["e11", "e13", "e15"]
+    assert click_refs(Agent(deleting, backend, ModelOptions(), meter=None, usage=None),
+                      PAGE)["enum"] == ["e11", "e13", "e15"]
 
 
 def click_refs(agent, page):
@@ -382,6 +379,29 @@ def test_an_action_the_page_refused_is_not_offered_again_on_the_same_page():
     other = Observation(PAGE.url, PAGE.title, PAGE.snapshot + '\n- dialog "Create Bucket" [ref=e20]')
     agent.outcome(other)
     assert click_refs(agent, other)["enum"] == ["e11", "e13"]  # a changed page may take it
+
+
+def test_while_a_modal_dialog_covers_the_page_only_its_own_elements_are_offered():
+    """A small model kept clicking the list's buttons behind an open Create dialog; the
+    page lets no click through (the executor names the modal dialog it found), so the
+    grammar offers the dialog's controls only, and the whole page again once it closes."""
+    from types import SimpleNamespace
+
+    from docverify_models.agent import Agent, ModelOptions
+
+    snapshot = PAGE.snapshot + textwrap.dedent('''
+        - dialog "Create Bucket" [ref=e20]:
+          - textbox "Bucket Name" [ref=e21]
+          - button "OK" [ref=e22]
+          - button "Close" [ref=e23]''')
+    agent = Agent(task(), SimpleNamespace(constrained=True, max_text=100), ModelOptions(), meter=None, usage=None)
+    covered = Observation(PAGE.url, PAGE.title, snapshot, modal="Create Bucket")
+    assert click_refs(agent, covered)["enum"] == ["e22", "e23"]
+    schema = agent.schema(covered, agent.page(covered, None))
+    fill = next(b for b in schema["anyOf"] if b["properties"]["action"]["const"] == "fill")
+    assert fill["properties"]["ref"]["enum"] == ["e21"]
+    # a dialog that covers nothing (no modal reported): the page's controls stay on offer
+    assert click_refs(agent, Observation(PAGE.url, PAGE.title, snapshot))["enum"] == ["e11", "e13", "e22", "e23"]
 
 
 def test_a_constrained_decoder_gets_a_token_cap_its_longest_answer_fits():
