@@ -10,6 +10,7 @@ what to fix, and the agent shows it to the model on the retry.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -21,6 +22,9 @@ from docverify.task import Task
 
 ACTIONS = [kind.value for kind in ActionKind]
 FINDINGS = [kind.value for kind in FindingKind]
+#: A run of one short piece of text eight times or more ("2.2.2.2.2.2.2.2."): a small model's
+#: decoding stuck in a loop, not what a doc or a console says.
+LOOPING = re.compile(r"(.{1,8}?)\1{7,}", re.S)
 
 _TOGGLES = frozenset({"checkbox", "radio", "switch", "menuitemcheckbox", "menuitemradio"})
 #: The roles (WAI-ARIA widgets) each action can act on: a constrained decoder is offered
@@ -193,7 +197,9 @@ def to_action(text: str, observation: Observation, task: Task) -> Action:
         status = _text(data.get("status"))
         if status not in ("success", "blocked"):
             raise InvalidAnswer("'done' needs 'status': success or blocked")
-        return Action(kind, step=step, thought=thought, status=status, message=_text(data.get("message")))
+        message = _text(data.get("message"))
+        unlooped("message", message)
+        return Action(kind, step=step, thought=thought, status=status, message=message)
     if kind is ActionKind.FLAG_STEP:
         finding = _text(data.get("finding"))
         if finding not in FINDINGS:
@@ -203,9 +209,20 @@ def to_action(text: str, observation: Observation, task: Task) -> Action:
         expected, observed = _text(data.get("expected")), _text(data.get("observed"))
         if not expected or not observed:
             raise InvalidAnswer("'flag_step' needs 'expected' (what the doc says) and 'observed' (what the console shows)")
+        unlooped("expected", expected)
+        unlooped("observed", observed)
         found = Finding(FindingKind(finding), task.procedure.path, steps[step].line, step, expected, observed)
         return Action(kind, step=step, thought=thought, finding=found)
     return Action(kind, ref=ref, value=value, target=target, step=step, thought=thought)
+
+
+def unlooped(field: str, text: str | None) -> None:
+    """Refuse a finding's or a verdict's text that repeats one piece over and over: it
+    would reach the report as a doc defect's evidence."""
+    loop = LOOPING.search(text or "")
+    if loop and any(c.isalnum() for c in loop.group(1)):
+        raise InvalidAnswer(f"'{field}' repeats {loop.group(1)!r} over and over: say in a few words what "
+                            f"{'the console shows' if field == 'observed' else 'you mean'}")
 
 
 def element_target(element: Element) -> str:

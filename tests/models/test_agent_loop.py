@@ -111,6 +111,10 @@ def test_a_model_that_never_answers_usably_makes_the_procedure_undecided():
     (action("click", ref="e13", step="9"), "'step' '9' is not a step of this procedure"),
     (action("flag_step", step="2", finding="label_changed"), "needs 'expected'"),
     ('{"thought": "x", "action": "click", "ref": "e13", "color": "red"}', "unknown field(s) color"),
+    # a small model's decoding stuck in a loop: it would reach the report as a defect's evidence
+    (action("flag_step", step="2", finding="value_rejected", expected="2. Create a bucket",
+            observed="2.2.2.2.2.2.2.2.2.2.2.2.2.2"), "'observed' repeats '2.' over and over"),
+    (action("done", status="blocked", message="no no no no no no no no no no"), "'message' repeats"),
 ])
 def test_schema_problems_name_the_field(answer, problem):
     from docverify_models.schema import InvalidAnswer, to_action
@@ -126,6 +130,10 @@ def test_flag_step_becomes_a_finding_on_the_doc_line():
                               observed="New Bucket"), PAGE, task())
     finding = chosen.finding
     assert (finding.path, finding.line, finding.step, finding.kind.value) == ("docs/create-bucket.md", 4, "2", "label_changed")
+    # what a console shows may repeat a little, or a piece with no letter in it
+    spaced = to_action(action("flag_step", step="2", finding="value_rejected", expected="1 GiB",
+                              observed="1, 2, 2, 2, 4 GiB ======== ..........."), PAGE, task())
+    assert spaced.finding.observed.startswith("1, 2, 2, 2")
 
 
 def test_429_and_5xx_are_retried_with_backoff_and_counted():
