@@ -89,6 +89,12 @@ class Follower(Protocol):
         ``not_verifiable`` (no defect)."""
         ...
 
+    def shown_labels(self, step: Step) -> list[str]:
+        """The labels ``step`` names (its bold labels, its fields) that the current page
+        shows as written (exactly or normalized; with a dialog open, in the dialog), in
+        the doc's order: what tells that the page is where ``step`` begins."""
+        ...
+
 
 class Delegate:
     """Takes the steps a doc-following episode cannot follow as written.

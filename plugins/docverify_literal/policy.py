@@ -1033,6 +1033,9 @@ class LiteralEpisode(Episode):
         found = locate(label, elements, None, threshold=self.options.close_threshold)
         return found.element is not None and found.kind is not MatchKind.CLOSE
 
+    def shown_labels(self, step: Step) -> list[str]:
+        return [label for label in dict.fromkeys([*step.labels, *(f.name for f in step.fields)]) if self.shown(label)]
+
     def find(self, label: str, roles: Sequence[str] | None, row: Element | None = None,
              step: Step | None = None) -> Located:
         """``label`` among the elements one can act on (those with a ref); with ``row``,

@@ -16,6 +16,7 @@ The same loop serves the hybrid policy's hand-overs: there the model gets a
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,14 @@ from docverify.execute.policy import Episode, Policy
 from docverify.parse.model import Step
 from docverify.scrub import scrub
 from docverify.task import Task
-from docverify_models.schema import InvalidAnswer, answer_cap, answer_schema, element_target, to_action
+from docverify_models.schema import (
+    DONE_STATUSES,
+    InvalidAnswer,
+    answer_cap,
+    answer_schema,
+    element_target,
+    to_action,
+)
 
 PROMPTS = Path(__file__).parent / "prompts"
 #: Words of actions that destroy or change what exists: allowed only when the task asks for them.
@@ -99,19 +107,23 @@ class Agent:
 
     # -- one decision ------------------------------------------------------------------
 
-    async def decide(self, observation: Observation, *, subgoal: str | None = None) -> Action:
-        """The model's next action for ``observation``."""
+    async def decide(self, observation: Observation, *, subgoal: str | None = None, acted: bool = True) -> Action:
+        """The model's next action for ``observation``. ``acted`` False: nothing has been
+        done for the subgoal yet, which a done with status success cannot then claim."""
         page = self.page(observation, subgoal)
         messages = self.messages(observation, subgoal, page)
         if self.options.vision and observation.screenshot and self.backend.supports_images:
             messages = with_image(messages, observation.screenshot)
         problems: list[str] = []
-        schema = self.schema(observation, page)
+        schema = self.schema(observation, page, done=DONE_STATUSES if acted else ("blocked",))
         for _ in range(self.options.max_invalid + 1):
             text = await self.call(messages, schema)
             try:
                 action = to_action(text, observation, self.task)
                 self.in_scope(action, observation)
+                if not acted and action.kind is ActionKind.DONE and action.status == "success":
+                    raise InvalidAnswer("nothing has been done on the page for this step yet: act on the control "
+                                        "the step means, or answer done with status blocked")
             except InvalidAnswer as error:
                 self.usage.invalid_outputs += 1
                 problems.append(str(error))
@@ -125,7 +137,7 @@ class Agent:
         raise Undecided(f"the model gave no usable action in {self.options.max_invalid + 1} tries "
                         f"(last problem: {problems[-1]})")
 
-    def schema(self, observation: Observation, page: str) -> dict[str, Any]:
+    def schema(self, observation: Observation, page: str, done: Sequence[str] = DONE_STATUSES) -> dict[str, Any]:
         """This turn's answer schema; for a constrained decoder, refs and step numbers
         are the ones the prompt shows (``page``: it cannot name an element it was not
         shown) and the doc's own, less the clicks :meth:`in_scope` would refuse and the
@@ -140,7 +152,7 @@ class Agent:
                     or (kind.value, element_target(element)) in idle or element.ref in covered)
 
         return answer_schema(self.backend, page=page if shown_refs(page) else observation.snapshot,
-                             steps=[s.number for s in self.task.procedure.all_steps()], refuse=refuse)
+                             steps=[s.number for s in self.task.procedure.all_steps()], refuse=refuse, done=done)
 
     async def call(self, messages: list[dict[str, Any]], schema: dict[str, Any]) -> str:
         tokens_in = self.backend.count_tokens(messages)

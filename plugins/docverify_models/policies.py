@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from pydantic import ConfigDict
 from pydantic import Field as Option
@@ -147,7 +147,8 @@ class ModelDelegate(Delegate):
             async for action in follower.flag_stuck(stuck):
                 yield action
             return
-        async for action in self.hand_over(follower, stuck.step, stuck.finding, stuck.finding.message):
+        async for action in self.hand_over(follower, stuck.step, stuck.finding, stuck.finding.message,
+                                           ready=self.next_step_shown(follower, stuck), must_act=True):
             yield action
         if not self.handed_over_ok and stuck.fatal:
             follower.block(f"step {stuck.step.number}: {stuck.finding.message}")
@@ -162,14 +163,41 @@ class ModelDelegate(Delegate):
         async for action in self.hand_over(follower, step, finding, reason):
             yield action
 
-    async def hand_over(self, follower: Follower, step: Step, finding: Finding, problem: str) -> AsyncIterator[Action]:
+    @staticmethod
+    def next_step_shown(follower: Follower, stuck: Stuck) -> Callable[[], str | None] | None:
+        """For a hand-over of a step's last action (a click that opens what the next step
+        works in), what tells that it is done though the model goes on: a label of the
+        next step that the page did not show when the hand-over began and shows now. None
+        where the step has more to do than that action (fields, substeps)."""
+        step = stuck.step
+        if stuck.action is None or not step.actions or stuck.action is not step.actions[-1] or step.fields \
+                or step.substeps:
+            return None
+        steps = follower.task.procedure.all_steps()
+        after = next((later for earlier, later in zip(steps, steps[1:]) if earlier is step), None)
+        if after is None:
+            return None
+        before = set(follower.shown_labels(after))
+
+        def shown() -> str | None:
+            new = [label for label in follower.shown_labels(after) if label not in before]
+            return f"the page now shows step {after.number}'s '{new[0]}'" if new else None
+
+        return shown
+
+    async def hand_over(self, follower: Follower, step: Step, finding: Finding, problem: str,
+                        ready: Callable[[], str | None] | None = None, *,
+                        must_act: bool = False) -> AsyncIterator[Action]:
         """The model's actions for ``step``, then ``finding`` saying what it did instead.
         When the cost budget runs out mid-way the finding is still reported, then the
-        procedure stops."""
+        procedure stops. ``ready``: what tells, after a model action, that the step is done
+        (:meth:`next_step_shown`); the hand-over then ends as done whatever the model would
+        do next. ``must_act``: the step has something to do on the page that the follower
+        could not, so the model cannot call it done before it acted."""
         done, taken = None, []
         self.usage.handovers += 1
         try:
-            async for action in self.take_over(follower, step, problem):
+            async for action in self.take_over(follower, step, problem, ready, must_act=must_act):
                 if action.kind is ActionKind.DONE:
                     done = action
                     break
@@ -185,15 +213,19 @@ class ModelDelegate(Delegate):
         finding.resolved_by = self.resolution(taken, done)
         yield Action(ActionKind.FLAG_STEP, finding=finding, step=step.number, by="model" if taken else None)
 
-    async def take_over(self, follower: Follower, step: Step, problem: str) -> AsyncIterator[Action]:
-        """The model's actions for one step, until it answers done or runs out of turns.
-        After each action yielded, :attr:`Follower.observation` is the page it led to."""
+    async def take_over(self, follower: Follower, step: Step, problem: str,
+                        ready: Callable[[], str | None] | None = None, *,
+                        must_act: bool = False) -> AsyncIterator[Action]:
+        """The model's actions for one step, until it answers done, ``ready`` says the
+        page shows the step done, or it runs out of turns. After each action yielded,
+        :attr:`Follower.observation` is the page it led to."""
         goal = subgoal_text(follower.task, step, problem)
         self.agent.state.current_step = step.number
+        acted = not must_act
         for _ in range(self.options.max_model_turns):
             assert follower.observation is not None
             try:
-                action = await self.agent.decide(follower.observation, subgoal=goal)
+                action = await self.agent.decide(follower.observation, subgoal=goal, acted=acted)
             except BudgetExhausted:
                 raise  # the run's money is spent: the procedure stops here, not just this hand-over
             except Undecided as why:
@@ -206,7 +238,12 @@ class ModelDelegate(Delegate):
                 return
             if action.kind.touches_page:
                 self.usage.model_turns += 1
+                acted = True
             yield action
+            shown = ready() if ready is not None and action.kind.touches_page else None
+            if shown:
+                yield Action(ActionKind.DONE, status="success", message=shown, by="model", step=step.number)
+                return
         yield Action(ActionKind.DONE, status="blocked", by="model",
                      message=f"the model did not finish step {step.number} in {self.options.max_model_turns} actions")
 

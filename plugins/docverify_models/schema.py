@@ -22,6 +22,8 @@ from docverify.task import Task
 
 ACTIONS = [kind.value for kind in ActionKind]
 FINDINGS = [kind.value for kind in FindingKind]
+#: How an answer ``done`` may end the episode (or a hybrid's hand-over).
+DONE_STATUSES = ("success", "blocked")
 #: A run of one short piece of text eight times or more ("2.2.2.2.2.2.2.2."): a small model's
 #: decoding stuck in a loop, not what a doc or a console says.
 LOOPING = re.compile(r"(.{1,8}?)\1{7,}", re.S)
@@ -62,7 +64,7 @@ def action_schema(max_text: int = 400, *, steps: Sequence[str] = ()) -> dict[str
             "finding": {"type": "string", "enum": FINDINGS, "description": "for flag_step: what differs"},
             "expected": {**short, "description": "for flag_step: what the doc says"},
             "observed": {**short, "description": "for flag_step: what the console shows"},
-            "status": {"type": "string", "enum": ["success", "blocked"], "description": "for done"},
+            "status": {"type": "string", "enum": list(DONE_STATUSES), "description": "for done"},
             "message": {**short, "description": "for done: why"},
         },
         "required": ["thought", "action"],
@@ -87,12 +89,13 @@ def targets(page: str, refuse: Refuse | None = None) -> dict[ActionKind, list[st
 
 
 def variant_schema(max_text: int, *, targets: Mapping[ActionKind, Sequence[str]],
-                   steps: Sequence[str]) -> dict[str, Any]:
+                   steps: Sequence[str], done: Sequence[str] = DONE_STATUSES) -> dict[str, Any]:
     """The same answer as one ``anyOf`` branch per action, each with exactly the
     fields that action needs: for grammar-constrained decoders, where a small model
     then cannot produce a click without a ref or a done without a status. An action
     that acts on an element names one of its ``targets`` (none: no such branch), so a
-    small model cannot click a column header or type into a button."""
+    small model cannot click a column header or type into a button; a done, one of
+    the ``done`` statuses."""
     base = action_schema(max_text, steps=steps)["properties"]
 
     def branch(kind: ActionKind, *fields: str) -> dict[str, Any]:
@@ -117,6 +120,7 @@ def variant_schema(max_text: int, *, targets: Mapping[ActionKind, Sequence[str]]
                  branch(ActionKind.WAIT_FOR, "value", *step), branch(ActionKind.BACK, *step),
                  branch(ActionKind.FLAG_STEP, *(step or ("step",)), "finding", "expected", "observed"),
                  branch(ActionKind.DONE, "status", "message")]
+    branches[-1]["properties"]["status"] = {**base["status"], "enum": list(done)}
     return {"description": "Your thought, then exactly one action.", "anyOf": branches}
 
 
@@ -148,15 +152,16 @@ def answer_cap(engine: Any, schema: Mapping[str, Any], tokens: int) -> int:
     return max(tokens, answer_bound(schema)) if engine.constrained else tokens
 
 
-def answer_schema(engine: Any, *, page: str, steps: Sequence[str], refuse: Refuse | None = None) -> dict[str, Any]:
+def answer_schema(engine: Any, *, page: str, steps: Sequence[str], refuse: Refuse | None = None,
+                  done: Sequence[str] = DONE_STATUSES) -> dict[str, Any]:
     """The schema a turn's answer is asked in: for a grammar-constrained ``engine`` one
     branch per action, with the refs of the elements on ``page`` (as the prompt shows it)
-    that the action fits and ``refuse`` allows, and the doc's ``steps``, as enums (it
-    cannot name an element or a step that is not there), else the plain schema within
-    the engine's text bound."""
+    that the action fits and ``refuse`` allows, the doc's ``steps`` and the ``done``
+    statuses the turn may end with, as enums (it cannot name an element or a step that
+    is not there), else the plain schema within the engine's text bound."""
     if not engine.constrained:
         return action_schema(engine.max_text)
-    return variant_schema(engine.max_text, targets=targets(page, refuse), steps=steps)
+    return variant_schema(engine.max_text, targets=targets(page, refuse), steps=steps, done=done)
 
 
 def to_action(text: str, observation: Observation, task: Task) -> Action:

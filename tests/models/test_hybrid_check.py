@@ -69,18 +69,20 @@ def test_the_model_takes_over_a_renamed_button_and_the_drift_says_what_it_did(tm
     # literal follower could take, and the literal policy followed the field it recognised by its value
     first, second = result["findings"]
     assert (first["kind"], first["line"], first["expected"]) == ("element_not_found", 20, "Allocate EIP")
-    assert first["resolved_by"] == "model: click button 'Apply for EIP' -> done (clicked Apply for EIP instead)"
+    # the click brought up the form step 3 fills in: the step is done, without asking the model again
+    assert first["resolved_by"] == ("model: click button 'Apply for EIP' -> done (the page now shows step 3's "
+                                    "'Billing Method')")
     assert (second["kind"], second["line"], second["expected"], second["observed"]) == \
         ("label_changed", 27, "Connection Type", "Line Type")
     assert "resolved_by" not in second
     usage = result["usage"]
-    assert usage["calls"] == 2 and usage["model_turns"] == 1 and usage["literal_turns"] == 4
+    assert usage["calls"] == 1 and usage["model_turns"] == 1 and usage["literal_turns"] == 4
     assert usage["handovers"] == 1 and usage["handovers_done"] == 1
-    assert usage["tokens_in"] == 200 and usage["tokens_out"] == 40
+    assert usage["tokens_in"] == 100 and usage["tokens_out"] == 20
     by_model = [t["description"] for t in result["turns"] if t.get("by") == "model" and t["action"]["kind"] == "click"]
     assert by_model == ["click button 'Apply for EIP'"]
     assert report["usage"]["model_turns"] == 1  # and the run's totals
-    assert "model: 2 model calls · 200 tokens in / 40 out · ? / ? · 1 turn decided by the model, 4 literally · " \
+    assert "model: 1 model call · 100 tokens in / 20 out · ? / ? · 1 turn decided by the model, 4 literally · " \
         "1 of 1 hand-over finished by the model" in " ".join((done.stdout + done.stderr).split())
     assert "1 turn decided by the model" in (tmp_path / "step-summary.md").read_text()
 
@@ -111,11 +113,12 @@ def test_no_secret_reaches_a_prompt_a_report_a_trace_or_the_terminal(tmp_path, c
 def test_the_budget_stops_model_calls_before_it_is_exceeded(tmp_path, chromium):
     """--budget with a priced model ($0.001 a token; the fake bills 120 tokens a call, a
     call's worst case — the prompt estimate plus the longest answer — is ~$1.8): the first
-    call fits in $1.9, the second would not and is never sent. The finding of the step
-    the model was on is still reported; the next procedure is not started."""
+    procedure's one call fits in $1.9, the second procedure's would not and is never
+    sent. The finding of the step the model was on is still reported; the next procedure
+    is not started."""
     docs = tmp_path / "docs"
     docs.mkdir()
-    for n in (1, 2):
+    for n in (1, 2, 3):
         shutil.copy(UNFOLLOWABLE, docs / f"eip-{n}.md")
         text = (docs / f"eip-{n}.md").read_text().replace("id: drifted-eip-create", f"id: eip-{n}")
         (docs / f"eip-{n}.md").write_text(text)
@@ -133,12 +136,13 @@ def test_the_budget_stops_model_calls_before_it_is_exceeded(tmp_path, chromium):
                               capture_output=True, text=True, timeout=240)
         calls = len(server.requests)
     report = json.loads((tmp_path / "out" / "docverify.json").read_text())
-    first, second = report["results"]
+    first, second, third = report["results"]
     assert calls == report["usage"]["calls"] == first["usage"]["calls"] == 1  # only what fitted was sent
     assert report["usage"]["cost_usd"] == pytest.approx(0.12)
-    assert first["verdict"] == "DRIFT"  # the drift it was handling is still reported, on its line
-    (finding,) = first["findings"]
+    assert first["verdict"] == "DRIFT" and first["findings"][0]["resolved_by"].startswith("model: click button")
+    assert second["verdict"] == "DRIFT"  # the drift it was handling is still reported, on its line
+    finding = second["findings"][0]
     assert finding["line"] == 20
-    assert finding["resolved_by"] == "model: click button 'Apply for EIP' -> gave up (stopped: the cost budget ran out)"
-    assert second["verdict"] == "INCONCLUSIVE" and second["reason"].startswith("not run: the cost budget (1.9 USD)")
+    assert finding["resolved_by"] == "model: nothing -> gave up (stopped: the cost budget ran out)"
+    assert third["verdict"] == "INCONCLUSIVE" and third["reason"].startswith("not run: the cost budget (1.9 USD)")
     assert done.returncode == 1

@@ -125,6 +125,10 @@ class ScriptedEpisode(Episode):
         yield Action(ActionKind.FLAG_STEP, finding=self.finding(step, step.line, FindingKind.NOT_VERIFIABLE, step.text,
                                                                 reason), step=step.number)
 
+    def shown_labels(self, step: Step) -> list[str]:
+        names = {e.name for e in self.observation.elements} if self.observation else set()
+        return [label for label in step.labels if label in names]
+
 
 PLUGIN = types.ModuleType("docverify_scripted")
 PLUGIN.register_policies = hookimpl(lambda register: register(ScriptedFollower))  # type: ignore[attr-defined]
@@ -172,14 +176,54 @@ def test_a_follower_asked_for_by_name_gets_the_model_as_its_delegate():
 
 
 def test_the_literal_follower_goes_on_after_the_model_found_the_way():
-    SCRIPT[:] = [answer("click", ref="e5", step="1"), answer("done", status="success")]
+    """The model clicked the renamed button and the page now shows step 2's OK, which it
+    did not before: step 1 is done, whatever the model would answer next (a small model
+    went on into step 2's dialog, cancelled it, and opened it again until its turns ran out)."""
+    SCRIPT[:] = [answer("click", ref="e5", step="1"), answer("click", ref="e8", step="1")]
     episode = hybrid().start(task())
     assert act(episode, SHOWN).by == "model"
-    assert act(episode, AFTER).finding.resolved_by == "model: click button 'Associate Instance' -> done"
+    assert act(episode, AFTER).finding.resolved_by == ("model: click button 'Associate Instance' -> done "
+                                                       "(the page now shows step 2's 'OK')")
     ok = act(episode, AFTER)
     assert (ok.ref, ok.by) == ("e8", None)  # step 2, followed as written
     assert act(episode, DONE).status == "success"
     assert (episode.usage.model_turns, episode.usage.literal_turns) == (1, 1)
+    assert len(PROMPTS) == 1 and (episode.usage.handovers, episode.usage.handovers_done) == (1, 1)
+
+
+def test_a_model_cannot_call_a_step_done_before_it_did_anything_for_it():
+    """A small model answered "done: every step is done" to a hand-over of a renamed
+    option it never selected; the hand-over counted as resolved and the goal was missed.
+    A stuck step has something to do on the page: done with success needs an action first."""
+    SCRIPT[:] = [answer("done", status="success", message="every step is done"), answer("click", ref="e5", step="1")]
+    episode = hybrid().start(task())
+    click = act(episode, SHOWN)
+    assert (click.kind, click.ref, click.by) == (ActionKind.CLICK, "e5", "model")
+    assert "nothing has been done on the page for this step yet" in PROMPTS[1][-1]["content"]
+    assert episode.usage.invalid_outputs == 1
+    # the grammar a constrained decoder gets leaves done with success out until then
+    agent = episode.delegate.agent
+    agent.backend = types.SimpleNamespace(constrained=True, max_text=100)
+    done = next(b for b in agent.schema(SHOWN, agent.page(SHOWN, None), done=("blocked",))["anyOf"]
+                if b["properties"]["action"]["const"] == "done")
+    assert done["properties"]["status"]["enum"] == ["blocked"]
+
+
+@pytest.mark.parametrize("doc, before", [
+    (DOC, AFTER),  # the next step's OK was on the page already: it tells nothing
+    ("# Bind an EIP\n\n1. Click **Bind Resource** and set **Instance** to `i-1`.\n2. Click **OK**.\n", SHOWN),
+])
+def test_the_next_steps_label_ends_a_hand_over_only_when_the_models_action_brought_it(doc, before):
+    """A label the page showed when the hand-over began, or a step with more to do than
+    the action handed over (a field to set), leaves the end to the model."""
+    SCRIPT[:] = [answer("click", ref="e5", step="1"), answer("done", status="success", message="did it")]
+    bound = make_task(parse_text(doc, "docs/bind.md").procedures[0], suffix="abc123", default_region="cn-hangzhou")
+    episode = hybrid().start(bound)
+    shown = Observation(before.url, before.title, before.snapshot + '\n- button "Associate Instance" [ref=e5]')
+    assert act(episode, shown).by == "model"
+    flag = act(episode, AFTER)
+    assert flag.kind is ActionKind.FLAG_STEP and flag.finding.resolved_by.endswith("-> done (did it)")
+    assert len(PROMPTS) == 2
 
 
 def test_a_step_the_model_gives_up_on_blocks_the_literal_follower_when_the_rest_depends_on_it():
