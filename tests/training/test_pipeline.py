@@ -55,13 +55,18 @@ def test_rollout_then_sft_then_grpo(tmp_path):
     out = run("train", "grpo", "--model", str(sft / "model"), "--tasks", str(ROOT / "benchmark" / "tasks"),
               "--family", "ecs-create-key-pair", "--output", str(grpo), "-S", "per_device_train_batch_size=2",
               "-S", "num_generations=2", "-S", "max_steps=1", "-S", "max_turns=3", "-S", "save_strategy=no",
-              "-S", "lora_target_modules=q_proj,v_proj", *SMALL)
+              "-S", "resample_rounds=1", "-S", "lora_target_modules=q_proj,v_proj", *SMALL)
     report = json.loads((grpo / "training.json").read_text())
-    assert report["steps"] == 1 and report["rollouts"] == 2 and report["crashed"] == 0
+    # 3 turns reach no key pair (it takes 5 actions): the group is flat, and one more task's group is rolled out
+    assert report["steps"] == 1 and report["rollouts"] == 4 and report["crashed"] == 0
     step = report["per_step"][0]
-    assert step["rollouts"] == 2 and {"sync", "rollout", "model", "learn"} <= set(step["seconds"])
+    assert (step["rollouts"], step["flat_groups"], step["resample_rounds"], step["resampled_groups"]) == (4, 2, 1, 1)
+    assert {"sync", "rollout", "model", "learn"} <= set(step["seconds"])
     attempts = json.loads((grpo / "rollouts" / "step-1.json").read_text())["attempts"]
     assert len(attempts) == 2 and all(a["task"].startswith("ecs-create-key-pair") for a in attempts)
+    more = json.loads((grpo / "rollouts" / "step-1-resample-1.json").read_text())
+    assert len(more["attempts"]) == 2 and {a["task"] for a in more["attempts"]}.isdisjoint(a["task"] for a in attempts)
+    assert more["label"] == "grpo step 1, resample 1"
     assert (grpo / "model.gguf").is_file() and "GGUF:" in out
     card = (grpo / "README.md").read_text()
     assert "`docverify train grpo`" in card and "share reaching the goal per step" in card and "rollouts/step-N.json" in card
