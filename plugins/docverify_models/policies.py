@@ -238,8 +238,9 @@ class ModelDelegate(Delegate):
                 return
             if action.kind.touches_page:
                 self.usage.model_turns += 1
-                acted = True
             yield action
+            if action.kind.touches_page and follower.observation is not None and not follower.observation.error:
+                acted = True  # a refused click did nothing for the step
             shown = ready() if ready is not None and action.kind.touches_page else None
             if shown:
                 yield Action(ActionKind.DONE, status="success", message=shown, by="model", step=step.number)
