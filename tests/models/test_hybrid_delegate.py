@@ -201,6 +201,13 @@ def test_a_model_cannot_call_a_step_done_before_it_did_anything_for_it():
     assert (click.kind, click.ref, click.by) == (ActionKind.CLICK, "e5", "model")
     assert "nothing has been done on the page for this step yet" in PROMPTS[1][-1]["content"]
     assert episode.usage.invalid_outputs == 1
+    # a click the page refused did nothing for the step either
+    SCRIPT[:] = [answer("done", status="success"), answer("done", status="blocked", message="cannot")]
+    refused = Observation(SHOWN.url, SHOWN.title, SHOWN.snapshot,
+                          error="click button 'Associate Instance' failed: Timeout (another element covers it)")
+    flag = act(episode, refused)
+    assert flag.finding.resolved_by == "model: click button 'Associate Instance' -> gave up (cannot)"
+    assert episode.usage.invalid_outputs == 2
     # the grammar a constrained decoder gets leaves done with success out until then
     agent = episode.delegate.agent
     agent.backend = types.SimpleNamespace(constrained=True, max_text=100)
