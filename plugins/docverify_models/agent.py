@@ -48,13 +48,6 @@ DESTRUCTIVE = re.compile(
     r"\b(delete|remove|release|destroy|terminate|stop|restart|reboot|reset|unbind|detach|disable|revoke|"
     r"clear|purge|empty|drop|format|unsubscribe|cancel)\b|删除|释放|停止|重启|重置|解绑|卸载|禁用|清空",
     re.I)
-#: A dialog's own button that closes it unchanged: no destructive word, whatever it says.
-DISMISS = re.compile(r"\s*(cancel|取消)\s*", re.I)
-
-
-def dismisses(element: Element | None) -> bool:
-    """Whether ``element`` is a dialog's bare Cancel, which closes the dialog unchanged."""
-    return element is not None and element.in_dialog and bool(DISMISS.fullmatch(element.name or ""))
 
 
 class ModelOptions(Policy.Options):
@@ -120,7 +113,7 @@ class Agent:
             text = await self.call(messages, schema)
             try:
                 action = to_action(text, observation, self.task)
-                self.in_scope(action, observation)
+                self.in_scope(action)
                 if not acted and action.kind is ActionKind.DONE and action.status == "success":
                     raise InvalidAnswer("nothing has been done on the page for this step yet: act on the control "
                                         "the step means, or answer done with status blocked")
@@ -148,7 +141,7 @@ class Agent:
         covered = observation.covered
 
         def refuse(kind: ActionKind, element: Element) -> bool:
-            return ((kind is ActionKind.CLICK and not dismisses(element) and bool(self.out_of_scope(element.name)))
+            return ((kind is ActionKind.CLICK and bool(self.out_of_scope(element.name)))
                     or (kind.value, element_target(element)) in idle or element.ref in covered)
 
         return answer_schema(self.backend, page=page if shown_refs(page) else observation.snapshot,
@@ -168,13 +161,11 @@ class Agent:
         self.spent_tokens += completion.tokens_in + completion.tokens_out
         return completion.text
 
-    def in_scope(self, action: Action, observation: Observation) -> None:
+    def in_scope(self, action: Action) -> None:
         """Refuse a destructive click the procedure never asks for (page text that
         talks the model into "delete all instances" stops here, whatever the model
-        believed); a dialog's bare Cancel is no such click."""
+        believed)."""
         if action.kind is ActionKind.CLICK:
-            if dismisses(next((e for e in observation.elements if e.ref and e.ref == action.ref), None)):
-                return
             label = action.target or ""
         elif action.kind is ActionKind.GOTO:
             label = action.value or ""

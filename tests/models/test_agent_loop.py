@@ -251,21 +251,6 @@ def test_a_destructive_click_the_procedure_asks_for_is_allowed():
     assert chosen.ref == "e15"
 
 
-def test_a_dialogs_bare_cancel_is_allowed_but_a_cancel_outside_a_dialog_is_not():
-    """Closing a dialog with its Cancel changes nothing; a row's Cancel (an order, a
-    deletion) does, and the procedure never asks for it."""
-    page = Observation(PAGE.url, PAGE.title, PAGE.snapshot + textwrap.dedent('''
-        - button "Cancel" [ref=e30]
-        - dialog "Create Bucket" [ref=e20]:
-          - button "Cancel" [ref=e24]'''))
-    with FakeOpenAI(lambda body, fake: Reply(action("click", ref="e24", step="2"))) as server:
-        assert run(policy(server).start(task()).next_action(page)).ref == "e24"
-    answers = iter(["e30", "e13"])
-    with FakeOpenAI(lambda body, fake: Reply(action("click", ref=next(answers), step="2"))) as server:
-        episode = policy(server).start(task())
-        assert run(episode.next_action(page)).ref == "e13" and episode.usage.invalid_outputs == 1
-
-
 def test_history_is_compacted_past_its_budget():
     with FakeOpenAI(lambda body, fake: Reply(action("scroll", value="down", step="2"))) as server:
         episode = policy(server, history_tokens=100).start(task())
@@ -416,17 +401,15 @@ def test_while_a_modal_dialog_covers_the_page_only_its_own_elements_are_offered(
         - dialog "Create Bucket" [ref=e20]:
           - textbox "Bucket Name" [ref=e21]
           - button "OK" [ref=e22]
-          - button "Close" [ref=e23]
-          - button "Cancel" [ref=e24]''')
+          - button "Close" [ref=e23]''')
     agent = Agent(task(), SimpleNamespace(constrained=True, max_text=100), ModelOptions(), meter=None, usage=None)
     covered = Observation(PAGE.url, PAGE.title, snapshot, modal="Create Bucket")
-    # the dialog's bare Cancel too: it closes the dialog unchanged, though "cancel" is a destructive word
-    assert click_refs(agent, covered)["enum"] == ["e22", "e23", "e24"]
+    assert click_refs(agent, covered)["enum"] == ["e22", "e23"]
     schema = agent.schema(covered, agent.page(covered, None))
     fill = next(b for b in schema["anyOf"] if b["properties"]["action"]["const"] == "fill")
     assert fill["properties"]["ref"]["enum"] == ["e21"]
     # a dialog that covers nothing (no modal reported): the page's controls stay on offer
-    assert click_refs(agent, Observation(PAGE.url, PAGE.title, snapshot))["enum"] == ["e11", "e13", "e22", "e23", "e24"]
+    assert click_refs(agent, Observation(PAGE.url, PAGE.title, snapshot))["enum"] == ["e11", "e13", "e22", "e23"]
 
 
 def test_a_constrained_decoder_gets_a_token_cap_its_longest_answer_fits():
