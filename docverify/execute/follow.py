@@ -92,7 +92,8 @@ class Follower(Protocol):
     def shown_labels(self, step: Step) -> list[str]:
         """The labels ``step`` names (its bold labels, its fields) that the current page
         shows as written (exactly or normalized; with a dialog open, in the dialog), in
-        the doc's order: what tells that the page is where ``step`` begins."""
+        the doc's order, but a form's own buttons (OK, Next, Save: every dialog has them):
+        what tells that the page is where ``step`` begins."""
         ...
 
 

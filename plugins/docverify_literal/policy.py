@@ -1034,7 +1034,8 @@ class LiteralEpisode(Episode):
         return found.element is not None and found.kind is not MatchKind.CLOSE
 
     def shown_labels(self, step: Step) -> list[str]:
-        return [label for label in dict.fromkeys([*step.labels, *(f.name for f in step.fields)]) if self.shown(label)]
+        labels = dict.fromkeys([*step.labels, *(f.name for f in step.fields)])
+        return [label for label in labels if not FORM_BUTTON.match(label) and self.shown(label)]
 
     def find(self, label: str, roles: Sequence[str] | None, row: Element | None = None,
              step: Step | None = None) -> Located:

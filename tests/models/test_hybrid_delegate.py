@@ -41,6 +41,9 @@ SHOWN = Observation("http://console.test/eip", "EIPs", '- button "Associate Inst
                                                         '- button "Release" [ref=e6]')
 AFTER = Observation("http://console.test/eip", "Associate", '- main [ref=e7]:\n  - button "OK" [ref=e8]')
 DONE = Observation("http://console.test/eip", "EIPs", '- main [ref=e7]')
+#: a next step that names a list of its own, and that list on a page
+STEP_2 = "2. In the **Instance** list, select `i-1` and click **OK**.\n"
+INSTANCE = '\n  - combobox "Instance" [ref=e9]'
 
 #: what the scripted engine answers, in order; and the prompts it was sent
 SCRIPT: list[str] = []
@@ -176,19 +179,30 @@ def test_a_follower_asked_for_by_name_gets_the_model_as_its_delegate():
 
 
 def test_the_literal_follower_goes_on_after_the_model_found_the_way():
-    """The model clicked the renamed button and the page now shows step 2's OK, which it
-    did not before: step 1 is done, whatever the model would answer next (a small model
-    went on into step 2's dialog, cancelled it, and opened it again until its turns ran out)."""
-    SCRIPT[:] = [answer("click", ref="e5", step="1"), answer("click", ref="e8", step="1")]
+    SCRIPT[:] = [answer("click", ref="e5", step="1"), answer("done", status="success")]
     episode = hybrid().start(task())
     assert act(episode, SHOWN).by == "model"
-    assert act(episode, AFTER).finding.resolved_by == ("model: click button 'Associate Instance' -> done "
-                                                       "(the page now shows step 2's 'OK')")
+    # step 2's OK is on the page now, but every dialog has one: the model says when it is done
+    assert act(episode, AFTER).finding.resolved_by == "model: click button 'Associate Instance' -> done"
     ok = act(episode, AFTER)
     assert (ok.ref, ok.by) == ("e8", None)  # step 2, followed as written
     assert act(episode, DONE).status == "success"
     assert (episode.usage.model_turns, episode.usage.literal_turns) == (1, 1)
+
+
+def test_a_hand_over_ends_when_the_models_action_brought_up_what_the_next_step_names():
+    """The model clicked the renamed button and the page now shows step 2's Instance list,
+    which it did not before: step 1 is done, whatever the model would answer next (a small
+    model went on into step 2's dialog, cancelled it, and opened it again until its turns ran out)."""
+    SCRIPT[:] = [answer("click", ref="e5", step="1"), answer("click", ref="e8", step="1")]
+    doc = "# Bind an EIP\n\n1. Click **Bind Resource**.\n" + STEP_2
+    episode = hybrid().start(make_task(parse_text(doc, "docs/bind.md").procedures[0], suffix="abc123"))
+    assert act(episode, SHOWN).by == "model"
+    listed = Observation(AFTER.url, AFTER.title, AFTER.snapshot + INSTANCE)
+    assert act(episode, listed).finding.resolved_by == ("model: click button 'Associate Instance' -> done "
+                                                        "(the page now shows step 2's 'Instance')")
     assert len(PROMPTS) == 1 and (episode.usage.handovers, episode.usage.handovers_done) == (1, 1)
+    assert act(episode, listed).by is None  # the follower goes on with step 2
 
 
 def test_a_model_cannot_call_a_step_done_before_it_did_anything_for_it():
@@ -217,8 +231,10 @@ def test_a_model_cannot_call_a_step_done_before_it_did_anything_for_it():
 
 
 @pytest.mark.parametrize("doc, before", [
-    (DOC, AFTER),  # the next step's OK was on the page already: it tells nothing
-    ("# Bind an EIP\n\n1. Click **Bind Resource** and set **Instance** to `i-1`.\n2. Click **OK**.\n", SHOWN),
+    # the next step's Instance list was on the page already: it tells nothing
+    ("# Bind an EIP\n\n1. Click **Bind Resource**.\n" + STEP_2, SHOWN.snapshot + INSTANCE),
+    # the step has more to do than the click handed over
+    ("# Bind an EIP\n\n1. Click **Bind Resource** and set **Name** to `eip-1`.\n" + STEP_2, SHOWN.snapshot),
 ])
 def test_the_next_steps_label_ends_a_hand_over_only_when_the_models_action_brought_it(doc, before):
     """A label the page showed when the hand-over began, or a step with more to do than
@@ -226,9 +242,8 @@ def test_the_next_steps_label_ends_a_hand_over_only_when_the_models_action_broug
     SCRIPT[:] = [answer("click", ref="e5", step="1"), answer("done", status="success", message="did it")]
     bound = make_task(parse_text(doc, "docs/bind.md").procedures[0], suffix="abc123", default_region="cn-hangzhou")
     episode = hybrid().start(bound)
-    shown = Observation(before.url, before.title, before.snapshot + '\n- button "Associate Instance" [ref=e5]')
-    assert act(episode, shown).by == "model"
-    flag = act(episode, AFTER)
+    assert act(episode, Observation(SHOWN.url, SHOWN.title, before)).by == "model"
+    flag = act(episode, Observation(AFTER.url, AFTER.title, AFTER.snapshot + INSTANCE))
     assert flag.kind is ActionKind.FLAG_STEP and flag.finding.resolved_by.endswith("-> done (did it)")
     assert len(PROMPTS) == 2
 
