@@ -116,11 +116,11 @@ def variant_schema(max_text: int, *, targets: Mapping[ActionKind, Sequence[str]]
     scroll = branch(ActionKind.SCROLL, *step)
     scroll["properties"]["value"] = {"type": "string", "enum": ["up", "down"]}
     scroll["required"].append("value")
+    ending = branch(ActionKind.DONE, "status", "message")
+    ending["properties"]["status"] = {**base["status"], "enum": list(done)}
     branches += [branch(ActionKind.PRESS, "value", *step), branch(ActionKind.GOTO, "value", *step), scroll,
                  branch(ActionKind.WAIT_FOR, "value", *step), branch(ActionKind.BACK, *step),
-                 branch(ActionKind.FLAG_STEP, *(step or ("step",)), "finding", "expected", "observed"),
-                 branch(ActionKind.DONE, "status", "message")]
-    branches[-1]["properties"]["status"] = {**base["status"], "enum": list(done)}
+                 branch(ActionKind.FLAG_STEP, *(step or ("step",)), "finding", "expected", "observed"), ending]
     return {"description": "Your thought, then exactly one action.", "anyOf": branches}
 
 
