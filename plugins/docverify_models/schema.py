@@ -200,7 +200,7 @@ def to_action(text: str, observation: Observation, task: Task) -> Action:
         raise InvalidAnswer("'scroll' takes value 'up' or 'down'")
     if kind is ActionKind.DONE:
         status = _text(data.get("status"))
-        if status not in ("success", "blocked"):
+        if status not in DONE_STATUSES:
             raise InvalidAnswer("'done' needs 'status': success or blocked")
         message = _text(data.get("message"))
         unlooped("message", message)

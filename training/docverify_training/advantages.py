@@ -65,10 +65,8 @@ def advantages(rollouts: Sequence[Rollout], eps: float = 1e-6, *, across_batch: 
 
 def informative_tasks(rollouts: Sequence[Rollout], eps: float = 1e-6) -> set[str]:
     """The tasks whose scored rollouts did not all get one reward: the groups that give a
-    gradient (a group with fewer than two scored rollouts gives none)."""
-    rewards: dict[str, list[float]] = {}
-    for rollout in rollouts:
-        if rollout.reward is not None:
-            rewards.setdefault(rollout.task, []).append(rollout.reward)
-    return {task for task, values in rewards.items() if len(values) > 1 and _mean_std(values)[1] >= eps}
+    gradient: those :func:`advantages` does not call flat (a group with fewer than two
+    scored rollouts is)."""
+    scored = advantages(rollouts, eps, across_batch=False)
+    return {r.task for r in rollouts if r.reward is not None} - set(scored.flat_groups)
 

@@ -233,6 +233,11 @@ def tokenize_call(tokenizer: Any, call: Call) -> tuple[list[int], list[int]]:
     return prompt_ids, completion_ids
 
 
+def scored_rollouts(episodes: Sequence[Episode]) -> list[Rollout]:
+    """The episodes as the advantages see them: a crashed one carries no reward."""
+    return [Rollout(e.task, None if e.crashed else e.reward, e.verdict) for e in episodes]
+
+
 def episode_samples(episodes: Sequence[Episode], tokenizer: Any, *, keep_flat: bool, per_rollout: int,
                     rng: random.Random) -> tuple[list[Sample], StepStats]:
     """The training samples of a step's rollouts: each model call with its rollout's
@@ -240,7 +245,7 @@ def episode_samples(episodes: Sequence[Episode], tokenizer: Any, *, keep_flat: b
     advantage is 0 (its group's rewards were all equal) gives none unless ``keep_flat``
     (its samples then only carry the KL term)."""
     stats = StepStats(rollouts=len(episodes))
-    scored = advantages([Rollout(e.task, None if e.crashed else e.reward, e.verdict) for e in episodes])
+    scored = advantages(scored_rollouts(episodes))
     stats.dropped = sum(e.reward is None and not e.crashed for e in episodes)
     stats.crashed = sum(e.crashed for e in episodes)
     stats.unfinished = sum(e.unfinished for e in episodes)
@@ -350,8 +355,7 @@ class DocverifyGRPOTrainer(GRPOTrainer):
         tried = set(groups)
         resampled: list[list[str]] = []
         while True:
-            scored = [Rollout(e.task, None if e.crashed else e.reward) for e in episodes]
-            informative = informative_tasks(scored)
+            informative = informative_tasks(scored_rollouts(episodes))
             for task in {e.task for e in episodes}:
                 if task in informative:
                     self.flat_at.pop(task, None)
