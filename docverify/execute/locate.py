@@ -256,7 +256,7 @@ def renamed(a: str, b: str) -> bool:
     Settings"), and so is a one-word label grown at its end ("Create" / "Create Disk",
     "创建" / "创建云盘"; in front keeps the head: "Name" / "VPC Name"), and a label that
     gains or loses its leading verb ("Add Security Group Rule" / "Security Group Rules")."""
-    return _renamed(_words(normalize(a)), _words(normalize(b)))
+    return _renamed(label_words(a), label_words(b))
 
 
 def _renamed(left: list[str], right: list[str]) -> bool:
@@ -402,7 +402,7 @@ def locate(label: str, elements: Sequence[Element], roles: Collection[str] | Non
 
     def closeness(item: tuple[float, int, Element]) -> tuple[int, float, float]:
         score, _, element = item
-        cost = rename_cost(wanted_words, _words(normalize(element.name)))
+        cost = rename_cost(wanted_words, label_words(element.name))
         return (-affinity(element), cost if cost is not None else 9.0, -score)
 
     keyed = sorted(((closeness(item), item[1], item[2]) for item in close), key=lambda k: k[:2])
@@ -419,7 +419,7 @@ def locate_words(phrase: str, elements: Sequence[Element], roles: Collection[str
     every word of the phrase, a plural or a typo aside ("ports" is "Port Range"; Chinese:
     the label contains the phrase). Several such labels, or none, find nothing: a reader
     could not tell which is meant. An open dialog is where the step acts."""
-    wanted = _words(normalize(phrase))
+    wanted = label_words(phrase)
     if not wanted:
         return Located(None, None)
     chinese = bool(_CJK.search(phrase))
@@ -476,6 +476,12 @@ def _words(text: str) -> list[str]:
     character is a word, and so is each run of other letters ("创建ecs实例" ->
     创, 建, ecs, 实, 例)."""
     return _CJK_WORDS.findall(text) if _CJK.search(text) else text.split()
+
+
+def label_words(text: str) -> list[str]:
+    """The words of any text as labels are compared (:func:`normalize`, then each Chinese
+    character a word)."""
+    return _words(normalize(text))
 
 
 def _in_order(needles: list[str], haystack: list[str]) -> bool:

@@ -17,7 +17,8 @@ from typing import Any
 from docverify.check.verdict import Finding, FindingKind
 from docverify.engines import parse_json
 from docverify.execute.actions import NEEDS_REF, NEEDS_VALUE, Action, ActionKind, Observation
-from docverify.execute.locate import Element, parse_snapshot
+from docverify.execute.locate import Element, label_words, parse_snapshot
+from docverify.parse.model import Step
 from docverify.task import Task
 
 ACTIONS = [kind.value for kind in ActionKind]
@@ -216,6 +217,7 @@ def to_action(text: str, observation: Observation, task: Task) -> Action:
             raise InvalidAnswer("'flag_step' needs 'expected' (what the doc says) and 'observed' (what the console shows)")
         unlooped("expected", expected)
         unlooped("observed", observed)
+        grounded(FindingKind(finding), expected, observed, steps[step], observation, task)
         found = Finding(FindingKind(finding), task.procedure.path, steps[step].line, step, expected, observed)
         return Action(kind, step=step, thought=thought, finding=found)
     return Action(kind, ref=ref, value=value, target=target, step=step, thought=thought)
@@ -228,6 +230,39 @@ def unlooped(field: str, text: str | None) -> None:
     if loop and any(c.isalnum() for c in loop.group(1)):
         raise InvalidAnswer(f"'{field}' repeats {loop.group(1)!r} over and over: say in a few words what "
                             f"{'the console shows' if field == 'observed' else 'you mean'}")
+
+
+def grounded(kind: FindingKind, expected: str, observed: str, step: Step, observation: Observation,
+             task: Task) -> None:
+    """Refuse a finding that the doc and the page show to be unfounded, before it reaches
+    the report as a defect: one whose two sides say the same, one whose ``expected`` is
+    not what its step says (a missing step excepted: the doc says nothing of it), and a
+    renamed or missing label that the page shows, as the doc says it, on a control a click
+    or a keystroke can reach."""
+    named = label_words(expected)
+    if named and named == label_words(observed):
+        raise InvalidAnswer(f"'expected' and 'observed' say the same ({expected!r}): a finding is a difference, "
+                            "what the doc says and what the console shows instead")
+    if kind is not FindingKind.MISSING_STEP:
+        said = step_words(step, task)
+        if sum(word in said for word in named) * 2 < len(named):
+            raise InvalidAnswer(f"'expected' must be what step {step.number} says, in its words: {expected!r} is "
+                                f"not in it ({task.resolve(step.text)[:80]!r})")
+    if named and kind in (FindingKind.LABEL_CHANGED, FindingKind.ELEMENT_NOT_FOUND):
+        covered = observation.covered
+        shown = next((e for e in observation.elements if e.ref and e.ref not in covered and "disabled" not in e.attributes
+                      and any(e.role in roles for roles in TARGET_ROLES.values()) and label_words(e.name) == named),
+                     None)
+        if shown is not None:
+            raise InvalidAnswer(f"the page shows {element_target(shown)} (ref {shown.ref}) as step {step.number} "
+                                "names it: act on it instead of flagging the step")
+
+
+def step_words(step: Step, task: Task) -> set[str]:
+    """Every word a doc step says: its text, its fields and its notes, placeholders resolved."""
+    texts = [step.text, *(f"{f.name} {f.value or ''} {f.description or ''}" for f in step.fields),
+             *(note.text for note in step.notes)]
+    return {word for text in texts for word in label_words(task.resolve(text))}
 
 
 def element_target(element: Element) -> str:

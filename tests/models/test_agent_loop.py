@@ -115,6 +115,15 @@ def test_a_model_that_never_answers_usably_makes_the_procedure_undecided():
     (action("flag_step", step="2", finding="value_rejected", expected="2. Create a bucket",
             observed="2.2.2.2.2.2.2.2.2.2.2.2.2.2"), "'observed' repeats '2.' over and over"),
     (action("done", status="blocked", message="no no no no no no no no no no"), "'message' repeats"),
+    # findings the doc and the page show to be unfounded, as the base model's were on the eval tasks
+    (action("flag_step", step="2", finding="value_rejected", expected="Create Bucket", observed="create  bucket!"),
+     "'expected' and 'observed' say the same ('Create Bucket')"),
+    (action("flag_step", step="1", finding="value_rejected", expected="1", observed="100000"),
+     "'expected' must be what step 1 says, in its words: '1' is not in it ('Log on to the OSS console.')"),
+    (action("flag_step", step="2", finding="label_changed", expected="Create Bucket", observed="Delete All"),
+     "the page shows button 'Create Bucket' (ref e13) as step 2 names it: act on it"),
+    (action("flag_step", step="2", finding="element_not_found", expected="create bucket", observed="nothing"),
+     "the page shows button 'Create Bucket' (ref e13)"),
 ])
 def test_schema_problems_name_the_field(answer, problem):
     from docverify_models.schema import InvalidAnswer, to_action
@@ -126,14 +135,23 @@ def test_schema_problems_name_the_field(answer, problem):
 def test_flag_step_becomes_a_finding_on_the_doc_line():
     from docverify_models.schema import to_action
 
+    renamed = Observation(PAGE.url, PAGE.title, PAGE.snapshot.replace('"Create Bucket"', '"New Bucket"'))
     chosen = to_action(action("flag_step", step="2", finding="label_changed", expected="Create Bucket",
-                              observed="New Bucket"), PAGE, task())
+                              observed="New Bucket"), renamed, task())
     finding = chosen.finding
     assert (finding.path, finding.line, finding.step, finding.kind.value) == ("docs/create-bucket.md", 4, "2", "label_changed")
     # what a console shows may repeat a little, or a piece with no letter in it
-    spaced = to_action(action("flag_step", step="2", finding="value_rejected", expected="1 GiB",
+    spaced = to_action(action("flag_step", step="3", finding="value_rejected", expected="examplebucket-abc123",
                               observed="1, 2, 2, 2, 4 GiB ======== ..........."), PAGE, task())
     assert spaced.finding.observed.startswith("1, 2, 2, 2")
+    # the doc's words, not verbatim: half of them are enough; a label the page shows only
+    # disabled was not found; a missing step is one the doc does not say
+    disabled = Observation(PAGE.url, PAGE.title, PAGE.snapshot.replace('"Create Bucket" [ref=e13]',
+                                                                        '"Create Bucket" [disabled] [ref=e13]'))
+    assert to_action(action("flag_step", step="2", finding="element_not_found", expected="the Create Bucket button",
+                            observed="only a disabled one"), disabled, task()).finding.expected == "the Create Bucket button"
+    assert to_action(action("flag_step", step="3", finding="missing_step", expected="no step to pick a region",
+                            observed="Region is required"), PAGE, task()).finding.kind.value == "missing_step"
 
 
 def test_429_and_5xx_are_retried_with_backoff_and_counted():
