@@ -32,6 +32,7 @@ from docverify.execute.actions import Action, ActionKind, Observation
 from docverify.execute.executor import Executor, ExecutorRun, Session, artifact_name, browser_locale
 from docverify.execute.guard import Guard, Stopped, followed_before, owned_outputs
 from docverify.execute.policy import Policy
+from docverify.parse.model import Step
 from docverify.parse.sequence import as_written, is_lead_step, lead_part
 from docverify.provision import Provisioned, Provisioner
 from docverify.report.reporter import Reporter
@@ -486,10 +487,18 @@ class Runner:
         if outcome.budget and verdict is not Verdict.DRIFT:
             verdict = Verdict.INCONCLUSIVE
         steps = self.step_outcomes(task, outcome)
+        untaken = self.untaken(task, outcome, steps) if verdict is Verdict.FAIL else None
+        if untaken:
+            verdict = Verdict.INCONCLUSIVE
         if verdict is Verdict.ENV_ERROR and unready:
             reason = unready
         elif browsing and verdict is Verdict.INCONCLUSIVE:
             reason = self.dry_run_reason(task, outcome, steps)
+        elif untaken:
+            said = f" ({outcome.done.message})" if outcome.done is not None and outcome.done.message else ""
+            reason = (f"{check.reason if check else 'goal not reached'}; the model ended the procedure{said} before "
+                      f"step {untaken}, which it never took: a goal the doc's last steps were not taken for is no "
+                      "failure of the doc")
         else:
             reason = self.reason(verdict, outcome, check)
         result = ProcedureResult(
@@ -568,6 +577,25 @@ class Runner:
             return (f"{check.reason}; step(s) {', '.join(unfollowed)} could not be followed literally and may be "
                     "what reaches the goal (a model policy, --policy hybrid, can take them)")
         return check.reason
+
+    @staticmethod
+    def untaken(task: Task, outcome: Outcome, steps: Sequence[StepOutcome]) -> str | None:
+        """The doc's last required step, when a model ended the procedure before taking it
+        (nor any of its sub-steps or alternatives): then a goal not reached is the model's
+        giving up early, not the doc's failure. None when it was taken, or the procedure
+        did not end by a model's answer."""
+        if outcome.done is None or outcome.done.by != "model":
+            return None
+        status = {step.number: step.status for step in steps}
+
+        def taken(step: Step) -> bool:
+            inner = [*step.substeps, *(s for alternative in step.alternatives for s in alternative.steps)]
+            return status.get(step.number, StepStatus.NOT_REACHED) is not StepStatus.NOT_REACHED or any(
+                taken(s) for s in inner)
+
+        required = [step for step in task.procedure.steps if not (step.optional or step.conditional)
+                    and not (task.procedure.lead_in and is_lead_step(step.number))]
+        return required[-1].number if required and not taken(required[-1]) else None
 
     @staticmethod
     def step_outcomes(task: Task, outcome: Outcome) -> list[StepOutcome]:

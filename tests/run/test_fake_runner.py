@@ -115,6 +115,30 @@ def test_goal_not_reached_without_drift_is_fail(tmp_path):
     assert results["fails"].verdict is Verdict.FAIL and results["fails"].reason == "fake says False"
 
 
+def test_a_model_that_ends_before_the_docs_last_step_is_no_failure_of_the_doc(tmp_path):
+    """A model that answers done before it took the doc's last step leaves the goal unreached
+    by its own giving up: INCONCLUSIVE, saying so. A model that took every step and missed
+    the goal, and a follower that ended early, still FAIL."""
+    def by_model(pick):
+        return lambda observation: Action(**{**pick(observation).__dict__, "by": "model"})
+
+    said_done = Action(ActionKind.DONE, status="success", message="every step is done", by="model")
+    scripts = {"model gives up": [by_model(click("OSS console")), said_done],
+               "model takes every step": [by_model(click("OSS console")), by_model(click("Create Bucket", step="2")),
+                                          said_done],
+               "follower ends early": [click("OSS console")]}
+    results, _ = run([task(name) for name in scripts], scripts, answers=dict.fromkeys(scripts, False),
+                     tmp_path=tmp_path)
+    early = results["model gives up"]
+    assert early.verdict is Verdict.INCONCLUSIVE
+    assert early.reason == ("fake says False; the model ended the procedure (every step is done) before step 2, "
+                            "which it never took: a goal the doc's last steps were not taken for is no failure of "
+                            "the doc")
+    assert [s.status for s in early.steps] == [StepStatus.FOLLOWED, StepStatus.NOT_REACHED]
+    assert results["model takes every step"].verdict is Verdict.FAIL
+    assert results["follower ends early"].verdict is Verdict.FAIL
+
+
 def test_a_failed_action_is_recorded_not_raised(tmp_path):
     scripts = {"bad ref": [Action(ActionKind.CLICK, ref="e99999", step="1"),
                            lambda obs: Action(ActionKind.DONE, status="blocked", message=obs.error)]}
