@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from docverify.errors import ConfigError
+from docverify_bench.report import label
 from docverify_bench.score import TaskRuns, task_runs
 from docverify_bench.stats import Difference, paired
 
@@ -25,7 +26,7 @@ def compare(a: Mapping[str, Any], b: Mapping[str, Any], *, force: bool = False, 
     groups: dict[str, list[str]] = {"all": common}
     for task_id in common:
         groups.setdefault(runs_a[task_id].info.get("split") or "none", []).append(task_id)
-    out: dict[str, Any] = {"a": a["policy"], "b": b["policy"], "task_set": version_a, "groups": {}}
+    out: dict[str, Any] = {"a": label(a), "b": label(b), "task_set": version_a, "groups": {}}
     for name, ids in groups.items():
         difference = _paired([runs_a[i] for i in ids], [runs_b[i] for i in ids], seed)
         out["groups"][name] = {"tasks": len(ids), "a": _rate(runs_a, ids), "b": _rate(runs_b, ids),

@@ -62,6 +62,10 @@ def test_a_small_real_run_scores_resumes_and_compares(chromium, tmp_path, monkey
 
     compared = invoke("bench", "compare", str(out), str(out))
     assert compared.exit_code == 0 and "all" in compared.output and "p=1.0000" in compared.output
+    assert compared.output.startswith("literal vs literal ")  # each run by its --label, else its policy
+    labelled = tmp_path / "labelled.json"
+    labelled.write_text(json.dumps({**json.loads(out.read_text()), "label": "first try"}))
+    assert invoke("bench", "compare", str(out), str(labelled)).output.startswith("first try vs literal ")
 
     # a new, empty account without provisioning: the vSwitch tasks' VPC is not there
     empty = tmp_path / "empty.json"
