@@ -176,7 +176,12 @@ def test_reward_of_an_attempt():
     # the goal was reached on a drifted doc: the drift is the doc's, not the policy's
     assert reward_of_attempt({"verdict": "DRIFT", "success": True, "env_error": False}) == 1.0
     assert reward_of_attempt({"verdict": "ENV_ERROR", "success": False, "env_error": True}) is None
-    assert reward_of_attempt({"verdict": "INCONCLUSIVE", "success": False, "env_error": False}) is None
+    # the checker could not tell (judges that disagreed): nothing to learn from
+    assert reward_of_attempt({"verdict": "INCONCLUSIVE", "success": False, "env_error": False,
+                              "goal_reached": None}) is None
+    # the checker said no; INCONCLUSIVE only as to the doc (the model said done before its last step)
+    assert reward_of_attempt({"verdict": "INCONCLUSIVE", "success": False, "env_error": False,
+                              "goal_reached": False}) == 0.0
     # out of turns, never checked: the policy did not finish, as the benchmark scores it
     assert reward_of_attempt({"verdict": "INCONCLUSIVE", "success": False, "env_error": False}, checked=False) == 0.0
 

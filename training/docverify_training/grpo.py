@@ -181,14 +181,18 @@ class Environment(Protocol):
 def reward_of_attempt(attempt: Mapping[str, Any], checked: bool = True) -> float | None:
     """A benchmark attempt's reward, as the benchmark scores it: 1.0 for a reached goal;
     0.0 for the rest, a rollout that ran out of turns or time unfinished (``checked``
-    False: the checker never ran) included, so looping never pays better than failing;
-    None where nothing was decided: the environment's error, or a checker that could
-    not tell (judges that disagreed)."""
+    False: the checker never ran) included, so looping never pays better than failing,
+    and one whose verdict is INCONCLUSIVE only for the doc's sake (the checker said the
+    goal was not reached, after a step not followable as written or a done before the
+    doc's last step); None where nothing was decided: the environment's error, or a
+    checker that could not tell (judges that disagreed)."""
     if attempt.get("env_error"):
         return None
-    if attempt.get("verdict") == "INCONCLUSIVE":
-        return 0.0 if not checked else None
-    return 1.0 if attempt.get("success") else 0.0
+    if attempt.get("success"):
+        return 1.0
+    if checked and attempt.get("verdict") == "INCONCLUSIVE" and attempt.get("goal_reached") is None:
+        return None
+    return 0.0
 
 
 @dataclass
