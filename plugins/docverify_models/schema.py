@@ -40,6 +40,8 @@ TARGET_ROLES: dict[ActionKind, frozenset[str]] = {
     ActionKind.CHECK: _TOGGLES,
     ActionKind.UNCHECK: _TOGGLES,
 }
+#: the roles some action can act on: a control
+CONTROL_ROLES = frozenset().union(*TARGET_ROLES.values())
 
 
 class InvalidAnswer(ValueError):
@@ -251,7 +253,7 @@ def grounded(kind: FindingKind, expected: str, observed: str, step: Step, observ
     if named and kind in (FindingKind.LABEL_CHANGED, FindingKind.ELEMENT_NOT_FOUND):
         covered = observation.covered
         shown = next((e for e in observation.elements if e.ref and e.ref not in covered and "disabled" not in e.attributes
-                      and any(e.role in roles for roles in TARGET_ROLES.values()) and label_words(e.name) == named),
+                      and e.role in CONTROL_ROLES and label_words(e.name) == named),
                      None)
         if shown is not None:
             raise InvalidAnswer(f"the page shows {element_target(shown)} (ref {shown.ref}) as step {step.number} "
