@@ -74,6 +74,15 @@ def browsers(mark: str) -> list[tuple[int, str]]:
     return [(pid, name) for pid, name in marked(mark) if name.startswith(BROWSER_PROGRAMS)]
 
 
+def browsers_after(mark: str, seconds: float = 20) -> list[tuple[int, str]]:
+    """:func:`browsers` once they had ``seconds`` to go: a dead worker's Playwright driver
+    sees its pipe close and ends its browser and itself on its own, a moment after."""
+    deadline = time.monotonic() + seconds
+    while (left := browsers(mark)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
+
+
 def stop_marked(mark: str) -> None:
     """End what is left of the processes these tests started (theirs alone: marked)."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -234,7 +243,7 @@ def test_a_worker_that_dies_is_replaced_and_its_procedure_tried_once_more(cluste
     assert done.returncode == 3, done.stderr
     assert not list((tmp_path / ".docverify" / "stacks").glob("*.json"))  # nothing left in the ledger
     assert not any((tmp_path / ".docverify" / "terraform").iterdir())
-    assert browsers(cluster.mark) == []  # the dead workers' browsers went with them
+    assert browsers_after(cluster.mark) == []  # the dead workers' browsers went with them
     assert "raylet" not in done.stdout  # Ray's own report of the dead worker is not on stdout
 
 
