@@ -73,6 +73,7 @@ META_TYPES: tuple[str, ...] = (
     "slb",
     "slb_listener",
     "alb",
+    "alb_server_group",
     "alb_listener",
     "rds_instance",
     "rds_database",
@@ -111,6 +112,7 @@ DEPENDENCIES: dict[str, dict[str, int]] = {
     "slb": {},
     "slb_listener": {"slb": 1},
     "alb": {"vswitch": 2},
+    "alb_server_group": {"vpc": 1},
     "alb_listener": {"alb": 1},
     "rds_instance": {"vswitch": 1},
     "rds_database": {"rds_instance": 1},
@@ -127,7 +129,7 @@ _SLUGS: dict[str, str] = {
     "nat_gateway": "nat", "snat_entry": "snat", "dnat_entry": "dnat", "oss_bucket": "bucket",
     "oss_object": "object", "ram_user": "user", "ram_group": "group", "ram_role": "role",
     "ram_policy": "policy", "slb": "slb", "slb_listener": "listener", "alb": "alb",
-    "alb_listener": "listener", "rds_instance": "rds", "rds_database": "db", "rds_account": "account",
+    "alb_server_group": "servergroup", "alb_listener": "listener", "rds_instance": "rds", "rds_database": "db", "rds_account": "account",
     "mongodb_instance": "mongo", "actiontrail_trail": "trail",
 }
 #: Types whose names allow lower-case letters, digits and "_" only (RDS database and account names).
@@ -169,6 +171,8 @@ _ALIASES: dict[str, tuple[str, ...]] = {
             "ALIYUN::SLB::LoadBalancer"),
     "slb_listener": ("clb_listener", "alicloud_slb_listener", "ACS::SLB::Listener", "ALIYUN::SLB::Listener"),
     "alb": ("application load balancer", "alicloud_alb_load_balancer", "ACS::ALB::LoadBalancer", "ALIYUN::ALB::LoadBalancer"),
+    "alb_server_group": ("server group", "alb server group", "alicloud_alb_server_group", "ACS::ALB::ServerGroup",
+                         "ALIYUN::ALB::ServerGroup", "服务器组"),
     "alb_listener": ("alicloud_alb_listener", "ACS::ALB::Listener", "ALIYUN::ALB::Listener"),
     "rds_instance": ("rds", "db_instance", "alicloud_db_instance", "ACS::RDS::DBInstance", "ALIYUN::RDS::DBInstance"),
     "rds_database": ("database", "alicloud_db_database", "ACS::RDS::Database", "ALIYUN::RDS::Database"),
@@ -373,7 +377,7 @@ _NOT_TYPES = (
     r"configurations?|ram roles?|charge|creation|purchase)", r"system disks?", r"data disks?",
     r"(?:automatic )?snapshot polic(?:y|ies)", r"automatic snapshots?", r"(?:nas )?file systems?",
     r"alibaba cloud accounts?", r"resource groups?", r"snapshot service", r"listener (?:protocols?|ports?|names?)",
-    r"instance names?", r"server groups?", r"deployment sets?",
+    r"instance names?", r"(?:server group|vserver group) (?:names?|types?|ids?)", r"vserver groups?", r"deployment sets?",
     r"route entr(?:y|ies)", r"backend servers?", r"polic(?:y|ies) documents?",
     r"vpc-type", r"key pair names?", r"bucket names?", r"user names?", r"logon names?", r"public images?",
     r"vpc id", r"vswitch id", r"instance id/name", r"access control lists?",
@@ -389,6 +393,7 @@ _TERMS: tuple[tuple[str, str, str | None], ...] = (
     ("rds_instance", r"(?:apsaradb )?rds(?: for \w+)? instances?|apsaradb rds for \w+ instances?|rds实例|云数据库rds(?:版)?实例", None),
     ("slb_listener", r"(?:slb|clb) listeners?", None),
     ("alb_listener", r"alb listeners?", None),
+    ("alb_server_group", r"alb server groups?", None),
     ("slb", r"(?:slb|clb|server load balancer|classic load balancer) instances?|server load balance(?:rs?)?|传统型负载均衡(?:clb)?(?:实例)?|(?:clb|slb)实例", None),
     ("alb", r"(?:alb|application load balancer) instances?|application load balancers?|应用型负载均衡(?:alb)?(?:实例)?|alb实例", None),
     ("snat_entry", r"snat entr(?:y|ies)|snat条目", None),
@@ -422,6 +427,7 @@ _TERMS: tuple[tuple[str, str, str | None], ...] = (
     ("alb", r"instances?|实例", "alb"),
     ("slb_listener", r"(?:https? |tcp |udp )?listeners?|监听", "slb"),
     ("alb_listener", r"(?:https? |quic )?listeners?|监听", "alb"),
+    ("alb_server_group", r"(?:backend )?server groups?|(?:后端)?服务器组", "alb"),
     ("rds_database", r"databases?|数据库", "rds"),
     ("rds_account", r"(?:database |privileged |standard )?accounts?|(?:数据库)?账号", "rds"),
     ("oss_object", r"objects?|文件|对象", "oss"),
@@ -604,7 +610,8 @@ _event("Rds", "CreateDBInstance", creates=("rds_instance",))
 _event("Dds", "CreateDBInstance CreateShardingDBInstance", creates=("mongodb_instance",))
 _event("Dds", "DeleteDBInstance", needs=("mongodb_instance",))
 _event("Kms", "CreateKey", creates=("kms_key",))
-_event("Kms", "ScheduleKeyDeletion CancelKeyDeletion", needs=("kms_key",))
+_event("Kms", "ScheduleKeyDeletion", needs=("kms_key",))
+_event("Kms", "CancelKeyDeletion", needs=(("kms_key", {"status": "PendingDeletion"}),))
 _event("Kms", "DisableKey", needs=(("kms_key", {"status": "Enabled"}),))
 _event("Kms", "EnableKey", needs=(("kms_key", {"status": "Disabled"}),))
 _event("Actiontrail", "CreateTrail", creates=("actiontrail_trail",))
@@ -628,7 +635,7 @@ _event("Ram", "DeletePolicy", needs=("ram_policy",))
 _event("Ram", "DetachPolicyFromUser UpdateUser", needs=("ram_user",))
 _event("Ram", "UpdateGroup", needs=("ram_group",))
 _event("Ram", "UpdateRole", needs=("ram_role",))
-# modifications, and resources without a META type of their own (ENIs, server groups): what they act on
+# modifications, and resources without a META type of their own (SLB's vServer groups): what they act on
 _event("Ecs", "ModifySecurityGroupAttribute ModifySecurityGroupRule", needs=("security_group",))
 _event("Ecs", "DeleteKeyPairs", needs=("key_pair",))
 _event("Ecs", "DeleteImage ModifyImageAttribute", needs=("image",))
@@ -648,7 +655,8 @@ _event("Vpc", "ModifyForwardEntry", needs=("dnat_entry",))
 _event("Slb", "CreateVServerGroup DeleteVServerGroup SetVServerGroupAttribute SetLoadBalancerName", needs=("slb",))
 _event("Slb", "StopLoadBalancerListener DeleteLoadBalancerListener", needs=("slb_listener",))
 _event("Slb", "StartLoadBalancerListener", needs=(("slb_listener", {"status": "stopped"}),))
-_event("Alb", "CreateServerGroup DeleteServerGroup UpdateServerGroupAttribute", needs=("vpc",))
+_event("Alb", "CreateServerGroup", creates=("alb_server_group",))
+_event("Alb", "DeleteServerGroup UpdateServerGroupAttribute", needs=("alb_server_group",))
 _event("Alb", "StopListener DeleteListener UpdateListenerAttribute", needs=("alb_listener",))
 _event("Alb", "StartListener", needs=(("alb_listener", {"status": "Stopped"}),))
 _event("Alb", "DeleteLoadBalancer UpdateLoadBalancerAttribute", needs=("alb",))
@@ -812,6 +820,53 @@ _NEGATED_BEFORE = re.compile(
 )
 
 
+#: What joins resources that one negation or one predicate covers ("no instances or ENIs",
+#: "没有ECS实例或弹性网卡").
+_JOINED = re.compile(r"^\s*(?:,?\s*(?:and|or|nor)\s+(?:any\s+|no\s+)?|,\s*|或者?|和|及|以及|与|、)\s*$", re.IGNORECASE)
+#: A predicate after a resource that says it is gone ("All AccessKey pairs of the user are
+#: deleted", "实例已释放"): the prerequisite asks for its absence, not for it.
+_GONE_AFTER = re.compile(
+    r"\b(?:is|are|has\s+been|have\s+been|was|were)\s+(?:all\s+|already\s+)*(?:deleted|removed|released)\b"
+    r"|(?:已经?|均已|都已|全部已)(?:被)?(?:删除|释放|移除|移出)",
+    re.IGNORECASE,
+)
+#: The same said before the resources ("已删除RAM用户的所有AccessKey"): the clause's last one.
+_GONE_BEFORE = re.compile(r"(?:已经?|先)(?:删除|释放|移除)(?:了)?", re.IGNORECASE)
+#: What makes the resource before it the head of a noun phrase the one after it belongs to
+#: ("AccessKey pairs *of the* RAM user", "the disks *attached to* the instance").
+_OWNED_BY = re.compile(
+    r"^\s+(?:of|in|on|from|for|within|attached\s+to|bound\s+to|associated\s+with|that\s+belongs?\s+to|"
+    r"belonging\s+to)\s+(?:" + _DET + r"\s+)?(?:[\w-]+\s+){0,2}$",
+    re.IGNORECASE,
+)
+
+
+def _absent(clause: str, found: list[_Mention]) -> set[int]:
+    """The indexes of ``found`` (the mentions of ``clause``, in order) that the clause asks
+    to be absent: negated ("contains no instances or ENIs", "没有ECS实例或弹性网卡"), or the
+    head of what it says is deleted ("All AccessKey pairs of the RAM user are deleted": the
+    pairs, not the user)."""
+    absent: set[int] = set()
+    for index, mention in enumerate(found):
+        if _NEGATED_BEFORE.search(clause[:mention.start]) or (
+                index - 1 in absent and _JOINED.match(clause[found[index - 1].end:mention.start])):
+            absent.add(index)
+    gone = _GONE_AFTER.search(clause)
+    heads = [i for i, m in enumerate(found) if gone is not None and m.end <= gone.start()
+             and not re.search(r"[,;，；]", clause[m.end:gone.start()])]
+    if heads:  # the resource right before the predicate, or the one that owns it
+        at = heads[-1]
+        while at > 0 and _OWNED_BY.match(clause[found[at - 1].end:found[at].start]):
+            at -= 1
+        absent.add(at)
+        while at > 0 and _JOINED.match(clause[found[at - 1].end:found[at].start]):
+            at -= 1
+            absent.add(at)
+    elif found and (before := _GONE_BEFORE.search(clause)) and before.end() <= found[-1].start:
+        absent.add(len(found) - 1)
+    return absent
+
+
 def _prerequisites(procedure: Procedure, product: str | None, collector: _Collector) -> None:
     from docverify.parse.prerequisites import looks_like_prerequisite
 
@@ -828,9 +883,11 @@ def _prerequisites(procedure: Procedure, product: str | None, collector: _Collec
             if _KNOWN.search(sentence):
                 continue  # "The instance type, region ... are known": knowledge, not resources
             clause = _CONDITION_AFTER.sub("", _PURPOSE.sub("", sentence, count=1))
-            for mention in mentions(clause, product):
-                if _NEGATED_BEFORE.search(clause[:mention.start]):
-                    continue  # "contains no instances", "is not associated with any EIP": must not exist
+            found = mentions(clause, product)
+            absent = _absent(clause, found)
+            for index, mention in enumerate(found):
+                if index in absent:
+                    continue  # "contains no instances", "the AccessKey pairs are deleted": must not exist
                 collector.need(mention.type, Evidence(line, "prerequisite", _snippet(sentence)))
 
 

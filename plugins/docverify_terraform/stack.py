@@ -306,6 +306,7 @@ _NOUNS: dict[str, tuple[str, ...]] = {
     "ram_role": ("role", "ram-role"), "ram_policy": ("policy", "ram-policy"), "ram_access_key": ("access-key", "accesskey"),
     "slb": ("slb", "clb", "load-balancer", "slb-instance"), "slb_listener": ("listener", "slb-listener"),
     "alb": ("alb", "alb-instance", "load-balancer"), "alb_listener": ("alb-listener", "listener"),
+    "alb_server_group": ("server-group", "alb-server-group"),
     "rds_instance": ("rds-instance", "db-instance", "rds", "instance"), "rds_database": ("database", "db"),
     "rds_account": ("account", "db-account"), "mongodb_instance": ("mongodb-instance", "instance"),
     "kms_key": ("key", "kms-key", "cmk"), "actiontrail_trail": ("trail",),

@@ -155,7 +155,7 @@ def test_each_type_renders_with_just_its_dependencies(meta_type):
 def test_all_types_together():
     stack = _everything()
     main = stack.files["main.tf"]
-    assert len(stack.resources) == 33  # 32 types, an ALB's two vSwitches
+    assert len(stack.resources) == 34  # 33 types, an ALB's two vSwitches
     assert 'zone_id      = element(data.alicloud_alb_zones.vswitch_2.zones, 1).id' in main  # two zones for the ALB
     assert main.count('resource "alicloud_eip_association"') == 1  # SNAT and DNAT entries share the EIP's association
     assert 'nat_type         = "Enhanced"' in main

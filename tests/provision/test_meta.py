@@ -35,7 +35,7 @@ def _procedure(tmp_path: Path, text: str, name: str = "doc.md"):
 
 
 def test_every_type_has_dependencies_listed_before_it():
-    assert len(META_TYPES) == len(set(META_TYPES)) == 32
+    assert len(META_TYPES) == len(set(META_TYPES)) == 33
     assert set(DEPENDENCIES) == set(META_TYPES)
     for meta_type, dependencies in DEPENDENCIES.items():
         for dependency in dependencies:
@@ -241,6 +241,18 @@ def test_prerequisite_sentence_and_acted_on_object(tmp_path):
     # a state the resource must be in, worded like a definition ("X is not ...")
     ("The EIP is not associated with a cloud resource.", {"eip"}, set()),
     ("The ENI is not attached to any ECS instance.", {"network_interface"}, {"ecs_instance"}),
+    # one negation over a list
+    ("The security group contains no ECS instances or ENIs.", {"security_group"}, {"ecs_instance", "network_interface"}),
+    ("待删除的安全组中没有ECS实例或弹性网卡。如果有，请先将它们移出安全组。", {"security_group"},
+     {"ecs_instance", "network_interface"}),
+    # what it says is gone: the head of the phrase, not what owns it
+    ("All AccessKey pairs of the RAM user are deleted.", {"ram_user"}, {"ram_access_key"}),
+    ("The RAM user's AccessKey pairs have been deleted.", {"ram_user"}, {"ram_access_key"}),
+    ("RAM用户的AccessKey已删除。", {"ram_user"}, {"ram_access_key"}),
+    ("已删除RAM用户的所有AccessKey。", {"ram_user"}, {"ram_access_key"}),
+    ("An ECS instance is created and its cloud disks are released.", {"ecs_instance"}, {"disk"}),
+    # a negation does not run on past its list
+    ("The VPC has no NAT gateway, and an ECS instance is created.", {"vpc", "ecs_instance"}, {"nat_gateway"}),
 ])
 def test_a_prerequisite_that_asks_for_an_absence_provisions_nothing_for_it(tmp_path, sentence, needed, absent):
     text = f"""
@@ -300,6 +312,20 @@ def test_audit_event_gives_the_state_the_procedure_needs(tmp_path):
     plan = analyze(_procedure(tmp_path, text))
     instance = next(r for r in plan.requirements if r.type == "ecs_instance")
     assert instance.attributes == {"status": "Stopped"}
+
+
+def test_cancelling_a_keys_deletion_needs_a_key_pending_deletion(tmp_path):
+    text = """
+        ---
+        product: KMS
+        ---
+        # 撤销删除密钥
+
+        1. 登录密钥管理服务控制台。
+        2. 找到处于待删除状态的目标密钥，在**操作**列单击**撤销删除密钥**。
+        """
+    plan = analyze(_procedure(tmp_path, text))
+    assert [(r.type, r.attributes) for r in plan.requirements] == [("kms_key", {"status": "PendingDeletion"})]
 
 
 def test_purpose_clauses_and_definitions_are_not_requirements(tmp_path):
@@ -490,3 +516,43 @@ def test_a_resource_the_doc_names_in_a_list_is_provisioned_under_that_name(tmp_p
     """, "bucket.md")
     names = [r.name for r in resolve_meta(make_task(bucket, suffix="ab12cd")) if r.type == "oss_bucket"]
     assert names and names[0] != "site-images-01"  # bucket names are global: never the doc's
+
+
+def test_an_alb_server_group_the_prerequisites_and_steps_name_is_provisioned_in_the_shared_vpc(tmp_path):
+    text = """
+        # Add an HTTP listener to an ALB instance
+
+        ## Prerequisites
+
+        - An ALB instance is created.
+        - A server group is created in the VPC of the ALB instance.
+
+        ## Procedure
+
+        1. Log on to the ALB console.
+        2. On the **Instances** page, find the ALB instance and click **Create Listener** in the **Actions** column.
+        3. On the **Server Group** step, select the server group from the **Server Group** drop-down list and click **Next**.
+        """
+    plan = analyze(_procedure(tmp_path, text))
+    assert _types(plan) == {"vpc": 1, "vswitch": 2, "alb": 1, "alb_server_group": 1}
+    group = next(r for r in plan.requirements if r.type == "alb_server_group")
+    assert group.dependencies == ["vpc"] and group.evidence[0].kind == "prerequisite"
+
+
+def test_creating_a_server_group_needs_its_vpc_and_deleting_one_needs_it(tmp_path):
+    create = analyze(_procedure(tmp_path, """
+        # Create a server group
+
+        1. Log on to the ALB console.
+        2. On the **Server Groups** page, click **Create Server Group**.
+        3. Click **Create**.
+        """, "create.md"))
+    assert _types(create) == {"vpc": 1} and list(create.creates) == ["alb_server_group"]
+    delete = analyze(_procedure(tmp_path, """
+        # Delete a server group
+
+        1. Log on to the ALB console.
+        2. On the **Server Groups** page, find the server group that you want to delete and click **Delete**.
+        3. Click **OK**.
+        """, "delete.md"))
+    assert _types(delete) == {"vpc": 1, "alb_server_group": 1}

@@ -183,3 +183,19 @@ def test_a_prerequisite_is_applied_in_the_status_it_is_needed_in(terraform, api,
     assert inst["Status"] == "Stopped"
     stack.destroy()
     assert gone(lambda: api.call("DescribeInstanceAttribute", ECS, {**REGION, "InstanceId": out["ecs_instance_1_id"]}))
+
+
+def test_a_key_a_procedure_cancels_the_deletion_of_is_applied_pending_deletion(terraform, api, tmp_path):
+    """"Cancel the deletion of a key" needs a key pending deletion: the status its deletion
+    leaves. Terraform forgets it then, as deleted; once the procedure brings it back,
+    destroy schedules its deletion again."""
+    kms = "2016-01-20"
+    stack = terraform.stack(tmp_path / "pending")
+    stack.write({"main.tf": render([resource("kms_key", status="PendingDeletion")])})
+    out = stack.apply()
+    key = {**REGION, "KeyId": out["kms_key_1_id"]}
+    assert api.call("DescribeKey", kms, key)["KeyState"] == "PendingDeletion"
+    api.call("CancelKeyDeletion", kms, key)  # what the procedure does
+    assert api.call("DescribeKey", kms, key)["KeyState"] == "Enabled"
+    stack.destroy()
+    assert api.call("DescribeKey", kms, key)["KeyState"] == "PendingDeletion"

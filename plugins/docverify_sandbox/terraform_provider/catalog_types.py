@@ -127,8 +127,11 @@ class ResourceType:
 
     @property
     def statuses(self) -> tuple[str, ...]:
-        """The statuses ``desired_status`` can name: those a transition ends in."""
-        return tuple(dict.fromkeys(op.to for op in self.transitions))
+        """The statuses ``desired_status`` can name: those a transition ends in, and the
+        status a deletion leaves (a key pending deletion; Terraform forgets it then, as
+        deleted, unless the procedure brings it back)."""
+        gone = (self.gone_status,) if self.gone_status and self.transitions else ()
+        return tuple(dict.fromkeys([*(op.to for op in self.transitions), *gone]))
 
     def attribute(self, name: str) -> Attribute:
         return next(a for a in self.attributes if a.name == name)

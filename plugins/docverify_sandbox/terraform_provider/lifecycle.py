@@ -142,6 +142,15 @@ class SandboxResources:
     def read(self, rt: ResourceType, ident: str, region: str | None = None,
              parent: str | None = None) -> dict[str, Any] | None:
         """The resource as the API describes it, or None when it is gone."""
+        item = self.describe(rt, ident, region, parent)
+        if item is None or (rt.gone_status and item.get(rt.status_param) == rt.gone_status):
+            return None
+        return item
+
+    def describe(self, rt: ResourceType, ident: str, region: str | None = None,
+                 parent: str | None = None) -> dict[str, Any] | None:
+        """What the API says of the resource, in whatever status (a key pending deletion
+        too); None when it does not know it."""
         try:
             if rt.read_kind == "get":
                 params = self._scope(rt, region, parent)
@@ -157,8 +166,6 @@ class SandboxResources:
                 return None
             raise ResourceFailure(f"{rt.name}: {rt.read_action} failed: {exc.code}: "
                                   f"{exc.body.get('Message', '')}") from None
-        if item is None or (rt.gone_status and item.get(rt.status_param) == rt.gone_status):
-            return None
         return item
 
     def _list(self, rt: ResourceType, region: str | None, parent: str | None,
@@ -199,6 +206,12 @@ class SandboxResources:
         current = str(item.get(rt.status_param))
         if current == status:
             return item
+        if status == rt.gone_status:  # a key pending deletion, for "cancel the deletion": its deletion
+            self.delete(rt, ident, region, parent)
+            gone = self.describe(rt, ident, region, parent)
+            if gone is None:
+                raise ResourceFailure(f"{rt.name}: {ident} is gone instead of {status}")
+            return gone
         op = next((op for op in rt.transitions if op.to == status and current in op.statuses), None)
         if op is None:
             offered = ", ".join(rt.statuses) or "none"
