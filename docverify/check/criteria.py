@@ -100,6 +100,8 @@ INSTANCE = r"instances?|实例"
 EIP = r"eips?|elastic ip(?: address(?:es)?)?|弹性公网ip(?:地址)?"
 NAT_GATEWAY = r"nat gateways?|nat网关"
 BUCKET = r"buckets?|存储空间"
+#: a snapshot, not an automatic snapshot policy (no event docverify knows: left to the judges)
+SNAPSHOT = r"snapshots?(?! polic)|快照(?!策略)"
 #: What "modify the X of a Y" changes: the Y's attributes.
 ATTRIBUTES = r"(?:names?|descriptions?|attributes?|information|settings|bandwidth|specifications?|remarks?|passwords?|名称|描述|信息|属性|带宽|备注|密码)"
 
@@ -133,7 +135,8 @@ class Rule:
 #: "recreate", but 申请 is a whole word in "申请eip".
 _EDGE = r"(?:(?<![a-z])|(?![a-z]))"
 #: Words that end a verb's reach: "create a custom image FROM an instance".
-_STOP = r"(?<![a-z])(?:from|in|on|for|to|of|by|with|when|using|via|into|at|under|after|before|that|which|within|through)(?![a-z])|为|在|从|时"
+#: (a product's name with "for" in it, "ApsaraDB for MongoDB", "ApsaraDB RDS for MySQL", is no preposition)
+_STOP = r"(?<![a-z])(?:from|in|on|(?<!apsaradb )(?<!rds )for|to|of|by|with|when|using|via|into|at|under|after|before|that|which|within|through)(?![a-z])|为|在|从|时"
 
 RULES: tuple[Rule, ...] = (
     # Object Storage Service: bucket settings before the bucket itself.
@@ -168,13 +171,13 @@ RULES: tuple[Rule, ...] = (
     Rule(None, MODIFY, _modified(r"(?:elastic )?network interfaces?|enis?|弹性网卡"), "Ecs", "ModifyNetworkInterfaceAttribute"),
     Rule(None, CREATE, r"custom images?|自定义镜像", "Ecs", "CreateImage"),
     Rule("ecs", CREATE, r"images?|镜像", "Ecs", "CreateImage"),
-    Rule("ecs", CREATE, r"snapshots?|快照", "Ecs", "CreateSnapshot"),
+    Rule("ecs", CREATE, SNAPSHOT, "Ecs", "CreateSnapshot"),
     Rule("ecs", CREATE, r"(?:data )?disks?|云盘", "Ecs", "CreateDisk"),
     Rule("ecs", DELETE, r"custom images?|images?|自定义镜像|镜像", "Ecs", "DeleteImage"),
-    Rule("ecs", DELETE, r"snapshots?|快照", "Ecs", "DeleteSnapshot"),
+    Rule("ecs", DELETE, SNAPSHOT, "Ecs", "DeleteSnapshot"),
     Rule("ecs", DELETE, r"(?:data )?disks?|云盘", "Ecs", "DeleteDisk"),
     Rule("ecs", MODIFY, _modified(r"custom images?|images?|自定义镜像|镜像"), "Ecs", "ModifyImageAttribute"),
-    Rule("ecs", MODIFY, _modified(r"snapshots?|快照"), "Ecs", "ModifySnapshotAttribute"),
+    Rule("ecs", MODIFY, _modified(SNAPSHOT), "Ecs", "ModifySnapshotAttribute"),
     Rule("ecs", MODIFY, _modified(r"(?:data )?disks?|云盘"), "Ecs", "ModifyDiskAttribute"),
     Rule(None, CREATE, ECS_INSTANCE, "Ecs", "RunInstances"),
     Rule("ecs", CREATE, INSTANCE, "Ecs", "RunInstances"),
@@ -271,7 +274,7 @@ RULES: tuple[Rule, ...] = (
     Rule("kms", r"disable|禁用", r"(?:kms )?(?:customer master keys?|cmks?)|(?:用户)?主密钥", "Kms", "DisableKey"),
     Rule("kms", r"enable|启用", r"(?:kms )?(?:customer master keys?|cmks?)|(?:用户)?主密钥", "Kms", "EnableKey"),
     Rule("kms", r"schedule|计划", r"(?:key )?deletion|删除", "Kms", "ScheduleKeyDeletion"),
-    Rule("kms", r"cancel|取消", r"(?:key )?deletion|删除", "Kms", "CancelKeyDeletion"),
+    Rule("kms", r"cancel|revoke|取消|撤销|撤回", r"(?:key )?deletion|删除", "Kms", "CancelKeyDeletion"),
     Rule("kms", CREATE, r"keys?|密钥", "Kms", "CreateKey"),
     Rule("kms", r"disable|禁用", r"keys?|密钥", "Kms", "DisableKey"),
     Rule("kms", r"enable|启用", r"keys?|密钥", "Kms", "EnableKey"),

@@ -203,6 +203,13 @@ def test_other_clouds_get_no_builtin_criteria(corpus):
         ("Create an instance", "mongodb", ["Dds:CreateDBInstance"]),
         ("Create an instance", "rds", ["Rds:CreateDBInstance"]),
         ("Create an instance", None, []),  # whose instance?
+        # a product's name with "for" in it is no preposition between the verb and the object
+        ("Release an ApsaraDB for MongoDB instance", "mongodb", ["Dds:DeleteDBInstance"]),
+        ("Create an ApsaraDB RDS for MySQL instance", "rds", ["Rds:CreateDBInstance"]),
+        ("Create a bucket for a website", "oss", ["Oss:PutBucket"]),
+        ("Create an automatic snapshot policy for a disk", "ecs", []),  # not a snapshot
+        ("删除自动快照策略", "ecs", []),
+        ("Create a snapshot", "ecs", ["Ecs:CreateSnapshot"]),
         ("Create a custom image from an instance", "ecs", ["Ecs:CreateImage"]),
         ("Reset the password of an instance", "ecs", ["Ecs:ModifyInstanceAttribute"]),
         ("Add an outbound security group rule", "ecs", ["Ecs:AuthorizeSecurityGroupEgress"]),
