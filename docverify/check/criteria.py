@@ -136,7 +136,8 @@ class Rule:
 _EDGE = r"(?:(?<![a-z])|(?![a-z]))"
 #: Words that end a verb's reach: "create a custom image FROM an instance".
 #: (a product's name with "for" in it, "ApsaraDB for MongoDB", "ApsaraDB RDS for MySQL", is no preposition)
-_STOP = r"(?<![a-z])(?:from|in|on|(?<!apsaradb )(?<!rds )for|to|of|by|with|when|using|via|into|at|under|after|before|that|which|within|through)(?![a-z])|为|在|从|时"
+_STOP = (r"(?<![a-z])(?:from|in|on|(?<!apsaradb )(?<!rds )for|to|of|by|with|when|using|via|into|at|under|after|before"
+         r"|that|which|within|through)(?![a-z])|为|在|从|时")
 
 RULES: tuple[Rule, ...] = (
     # Object Storage Service: bucket settings before the bucket itself.

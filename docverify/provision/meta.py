@@ -129,7 +129,8 @@ _SLUGS: dict[str, str] = {
     "nat_gateway": "nat", "snat_entry": "snat", "dnat_entry": "dnat", "oss_bucket": "bucket",
     "oss_object": "object", "ram_user": "user", "ram_group": "group", "ram_role": "role",
     "ram_policy": "policy", "slb": "slb", "slb_listener": "listener", "alb": "alb",
-    "alb_server_group": "servergroup", "alb_listener": "listener", "rds_instance": "rds", "rds_database": "db", "rds_account": "account",
+    "alb_server_group": "servergroup", "alb_listener": "listener", "rds_instance": "rds", "rds_database": "db",
+    "rds_account": "account",
     "mongodb_instance": "mongo", "actiontrail_trail": "trail",
 }
 #: Types whose names allow lower-case letters, digits and "_" only (RDS database and account names).
@@ -377,7 +378,8 @@ _NOT_TYPES = (
     r"configurations?|ram roles?|charge|creation|purchase)", r"system disks?", r"data disks?",
     r"(?:automatic )?snapshot polic(?:y|ies)", r"automatic snapshots?", r"(?:nas )?file systems?",
     r"alibaba cloud accounts?", r"resource groups?", r"snapshot service", r"listener (?:protocols?|ports?|names?)",
-    r"instance names?", r"(?:server group|vserver group) (?:names?|types?|ids?)", r"vserver groups?", r"deployment sets?",
+    r"instance names?", r"(?:server group|vserver group) (?:names?|types?|ids?)", r"vserver groups?",
+    r"deployment sets?",
     r"route entr(?:y|ies)", r"backend servers?", r"polic(?:y|ies) documents?",
     r"vpc-type", r"key pair names?", r"bucket names?", r"user names?", r"logon names?", r"public images?",
     r"vpc id", r"vswitch id", r"instance id/name", r"access control lists?",
@@ -822,7 +824,8 @@ _NEGATED_BEFORE = re.compile(
 
 #: What joins resources that one negation or one predicate covers ("no instances or ENIs",
 #: "没有ECS实例或弹性网卡").
-_JOINED = re.compile(r"^\s*(?:,?\s*(?:and|or|nor)\s+(?:any\s+|no\s+)?|,\s*|或者?|和|及|以及|与|、)\s*$", re.IGNORECASE)
+_JOINED = re.compile(r"^\s*(?:,?\s*(?:and|or|nor)\s+(?:any\s+|no\s+)?|,\s*|或者?|和|及|以及|与|、)\s*$",
+                     re.IGNORECASE)
 #: A predicate after a resource that says it is gone ("All AccessKey pairs of the user are
 #: deleted", "实例已释放"): the prerequisite asks for its absence, not for it.
 _GONE_AFTER = re.compile(

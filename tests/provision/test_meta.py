@@ -242,7 +242,8 @@ def test_prerequisite_sentence_and_acted_on_object(tmp_path):
     ("The EIP is not associated with a cloud resource.", {"eip"}, set()),
     ("The ENI is not attached to any ECS instance.", {"network_interface"}, {"ecs_instance"}),
     # one negation over a list
-    ("The security group contains no ECS instances or ENIs.", {"security_group"}, {"ecs_instance", "network_interface"}),
+    ("The security group contains no ECS instances or ENIs.", {"security_group"},
+     {"ecs_instance", "network_interface"}),
     ("待删除的安全组中没有ECS实例或弹性网卡。如果有，请先将它们移出安全组。", {"security_group"},
      {"ecs_instance", "network_interface"}),
     # what it says is gone: the head of the phrase, not what owns it
