@@ -353,7 +353,8 @@ def _names_a_place(words: list[str], chinese: bool) -> bool:
 
 
 def locate(label: str, elements: Sequence[Element], roles: Collection[str] | None = None, *,
-           threshold: float = CLOSE_THRESHOLD, near: Sequence[Element] = ()) -> Located:
+           threshold: float = CLOSE_THRESHOLD, near: Sequence[Element] = (),
+           aside: Collection[str] = ()) -> Located:
     """Find ``label`` among ``elements`` (restricted to ``roles`` when given; the
     order of ``roles`` is the preference). Elements in an open dialog win over the
     page behind it, then document order.
@@ -362,7 +363,10 @@ def locate(label: str, elements: Sequence[Element], roles: Collection[str] | Non
     the label renamed, the one in the part of the page the step points at wins
     (``near``: elements the step names besides the label, such as the tab in "On
     the **Inbound** tab, click **Add Rule**"), then the fewest words changed;
-    a tie is no match (``ambiguous``), with the rivals as ``nearest``."""
+    a tie is no match (``ambiguous``), with the rivals as ``nearest``. A control
+    whose (normalized) name is in ``aside`` is never a close match: the doc calls it by
+    that name elsewhere, so it is not this label renamed ("click **Add Rule**" is not
+    the "Add Rules" link the step before clicks by that name); another close one can be."""
     pool = [e for e in elements if e.name and (roles is None or e.role in roles)]
     if not pool:
         return Located(None, None)
@@ -393,7 +397,7 @@ def locate(label: str, elements: Sequence[Element], roles: Collection[str] | Non
     scored = sorted(((_score(wanted, forms, names[i], e.name), i, e) for i, e in enumerate(pool)),
                     key=lambda t: (-t[0], t[1]))
     nearest = tuple(dict.fromkeys(e.name for _, _, e in scored[:5]))[:3]
-    close = [(score, i, e) for score, i, e in scored if score >= threshold]
+    close = [(score, i, e) for score, i, e in scored if score >= threshold and names[i] not in aside]
     if not close:
         return Located(None, None, nearest)
     if any(e.in_dialog for _, _, e in close):  # an open dialog is where the step acts

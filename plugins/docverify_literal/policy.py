@@ -1041,32 +1041,30 @@ class LiteralEpisode(Episode):
              step: Step | None = None) -> Located:
         """``label`` among the elements one can act on (those with a ref); with ``row``,
         those of that list row first (a row's "Manage" is not another row's); with
-        ``step``, a close match near the other controls the step names wins."""
+        ``step``, a close match near the other controls the step names wins. A control
+        the doc calls by another of its labels is no close match ("click **Event
+        Detail**" is not the "Event Detail Query" link the doc's step 2 clicks by that name)."""
         actionable = [e for e in self.elements if e.ref]
         near = self.named_by(step, label) if step is not None else []
+        aside = self.doc_labels - {normalize(label)}
         if row is not None:
-            found = self.own_name_aside(label, locate(label, [e for e in actionable if within(e, row)], roles,
-                                                      threshold=self.options.close_threshold, near=near))
+            found = locate(label, [e for e in actionable if within(e, row)], roles,
+                           threshold=self.options.close_threshold, near=near, aside=aside)
             if found.element is not None:
                 return found
-        return self.own_name_aside(label, locate(label, actionable, roles, threshold=self.options.close_threshold,
-                                                 near=near))
-
-    def own_name_aside(self, label: str, found: Located) -> Located:
-        """A close match the doc itself calls by another of its labels is not ``label``
-        renamed ("click **Event Detail**" is not the "Event Detail Query" link the doc's
-        step 2 clicks by that name): nothing found, with it among the nearest."""
-        if found.kind is not MatchKind.CLOSE or found.element is None:
-            return found
-        name = normalize(found.element.name)
-        if name == normalize(label) or name not in self.doc_labels:
-            return found
-        return Located(None, None, (found.element.name, *found.nearest))
+        return locate(label, actionable, roles, threshold=self.options.close_threshold, near=near, aside=aside)
 
     @functools.cached_property
     def doc_labels(self) -> frozenset[str]:
-        """Every UI label the procedure names, normalized."""
-        return frozenset(normalize(label) for step in self.procedure.all_steps() for label in step.labels)
+        """Every UI label the procedure names, normalized, but for the forms and dialogs
+        it only names to fill ("In the **Add Security Group Rule** dialog box, configure
+        ..."): the button that opens one may well have its name."""
+        forms = {normalize(act.target) for step in self.procedure.all_steps() for act in step.actions
+                 if act.intent is Intent.CONFIGURE and act.target}
+        acted = {normalize(name) for step in self.procedure.all_steps() for act in step.actions
+                 if act.intent is not Intent.CONFIGURE for name in (act.target, act.context, *act.path) if name}
+        return frozenset(normalize(label) for step in self.procedure.all_steps() for label in step.labels
+                         if normalize(label) not in forms or normalize(label) in acted)
 
     def section_named(self, title: str) -> Element | None:
         """The section (a region or heading) of the page with that title, exactly."""

@@ -221,6 +221,41 @@ def test_a_close_match_the_doc_calls_by_its_own_name_is_not_a_rename():
     assert "Event Detail Query" in flag.finding.candidates
 
 
+def test_the_rename_after_the_one_the_doc_calls_by_its_own_name_is_followed():
+    """Step 1 clicks **Add Rules** (a row's link); step 2's **Add Rule** is not that
+    link renamed, but the button that took the name of the dialog it opens is: the doc
+    names that dialog only to fill it, so it is no label of its own."""
+    ep = episode("""
+        # Add an outbound rule
+
+        1. Find the security group and click **Add Rules** in the **Actions** column.
+        2. On the **Security Group Rules** tab, click **Outbound**, and then click **Add Rule**.
+        3. In the **Add Security Group Rule** dialog box, configure the following parameters.
+
+            | Parameter | Description |
+            | --------- | ----------- |
+            | Priority | Enter `10`. |
+    """)
+    rules = page('''
+        - main [ref=m1]:
+          - table "Security Groups" [ref=t1]:
+            - row "sg-1 Add Rules" [ref=r1]:
+              - cell "sg-1" [ref=c1]
+              - link "Add Rules" [ref=l1]
+          - tablist "Security Group Rules" [ref=tl1]:
+            - tab "Inbound" [ref=t2]
+            - tab "Outbound" [ref=t3]
+          - tabpanel "Outbound" [ref=p1]:
+            - button "Add Security Group Rule" [ref=b1]
+    ''')
+    assert act(ep, rules).ref == "l1"
+    assert act(ep, rules).ref == "t3"
+    flag = act(ep, rules)
+    assert flag.kind is ActionKind.FLAG_STEP and flag.finding.kind is FindingKind.LABEL_CHANGED, flag
+    assert flag.finding.expected == "Add Rule" and flag.finding.observed == "Add Security Group Rule"
+    assert act(ep, rules).ref == "b1"  # followed
+
+
 def test_a_control_in_a_named_message_is_that_messages_not_the_top_bars():
     """"In the **Created** message, click **Console**": the message's link, not the
     top bar's "Console"."""
