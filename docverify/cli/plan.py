@@ -129,9 +129,7 @@ def _entry_json(procedure: Procedure, meta: MetaPlan, sections: list[PlanSection
         "title": procedure.title,
         "path": procedure.path,
         "line": procedure.line,
-        "product": meta.product,
-        "creates": [{"type": t, "evidence": [e.to_dict() for e in ev]} for t, ev in meta.creates.items()],
-        "requirements": [r.to_dict() for r in meta.requirements],
+        **meta.to_dict(),  # product, creates, requirements, absent
         **{section.name: section.data for section in sections},
     }
 
@@ -148,6 +146,10 @@ def _print_plan(entries: list[tuple[Procedure, MetaPlan, list[PlanSection]]], sh
         if meta.creates:
             console.print(Text(f"  creates: {', '.join(meta.creates)} (not provisioned: the procedure makes it)"),
                           soft_wrap=True)
+        for meta_type, evidence in meta.absent.items():
+            first = evidence[0]
+            console.print(Text(f"  not made: {meta_type} (prerequisite L{first.line} asks for none: "
+                               f"{_short(first.text, 90)})"), soft_wrap=True)
         if not meta.requirements:
             console.print(Text("  needs nothing to exist beforehand"), soft_wrap=True)
             console.print()

@@ -274,12 +274,15 @@ class MetaPlan:
     requirements: list[Requirement] = field(default_factory=list)
     creates: dict[str, list[Evidence]] = field(default_factory=dict)  #: META type -> why it is an output
     product: str | None = None  #: the product key used to read "instance", "listener", ...
+    #: META type -> the prerequisites that ask for its absence ("contains no ENIs"): not made
+    absent: dict[str, list[Evidence]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "product": self.product,
             "creates": [{"type": t, "evidence": [e.to_dict() for e in ev]} for t, ev in self.creates.items()],
             "requirements": [r.to_dict() for r in self.requirements],
+            "absent": [{"type": t, "evidence": [e.to_dict() for e in ev]} for t, ev in self.absent.items()],
         }
 
 
@@ -681,6 +684,7 @@ class _Collector:
         self.creates: dict[str, list[Evidence]] = {}
         self.weak: set[str] = set()  #: outputs only a heading suggests: a need found in the text wins
         self.names: dict[str, str] = {}  #: the name a step gives what it acts on ("In the VPC list, click default-vpc")
+        self.absent: dict[str, list[Evidence]] = {}  #: what a prerequisite asks not to exist
 
     def need(self, meta_type: str, evidence: Evidence, attributes: dict[str, Any] | None = None) -> None:
         items = self.needs.setdefault(meta_type, [])
@@ -889,9 +893,13 @@ def _prerequisites(procedure: Procedure, product: str | None, collector: _Collec
             found = mentions(clause, product)
             absent = _absent(clause, found)
             for index, mention in enumerate(found):
-                if index in absent:
-                    continue  # "contains no instances", "the AccessKey pairs are deleted": must not exist
-                collector.need(mention.type, Evidence(line, "prerequisite", _snippet(sentence)))
+                evidence = Evidence(line, "prerequisite", _snippet(sentence))
+                if index in absent:  # "contains no instances", "the AccessKey pairs are deleted": must not exist
+                    collector.absent.setdefault(mention.type, [])
+                    if evidence not in collector.absent[mention.type]:
+                        collector.absent[mention.type].append(evidence)
+                    continue
+                collector.need(mention.type, evidence)
 
 
 def _line_of(procedure: Procedure, text: str) -> int:
@@ -977,7 +985,9 @@ def analyze(procedure: Procedure, *, suffix: str | None = None) -> MetaPlan:
         for requirement in requirements:
             if requirement.type not in UNNAMED:
                 requirement.name = instance_name(requirement, suffix)
-    return MetaPlan(requirements=requirements, creates=dict(creates), product=product)
+    needed = {r.type for r in requirements}
+    absent = {t: ev for t, ev in collector.absent.items() if t not in needed}
+    return MetaPlan(requirements=requirements, creates=dict(creates), product=product, absent=absent)
 
 
 _EVIDENCE_ORDER = {"annotation": 0, "prerequisite": 1, "step": 2, "field": 3, "criteria": 4, "title": 5, "dependency": 6}

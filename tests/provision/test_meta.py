@@ -268,8 +268,11 @@ def test_a_prerequisite_that_asks_for_an_absence_provisions_nothing_for_it(tmp_p
         1. Log on to the ECS console.
         2. Click **Refresh**.
         """
-    types = set(_types(analyze(_procedure(tmp_path, text))))
+    plan = analyze(_procedure(tmp_path, text))
+    types = set(_types(plan))
     assert needed <= types and not absent & types, types
+    assert set(plan.absent) == absent, plan.absent  # said, with the sentence: `docverify plan` shows it
+    assert all(evidence[0].kind == "prerequisite" for evidence in plan.absent.values())
 
 
 def test_what_the_procedure_creates_is_not_required(tmp_path):

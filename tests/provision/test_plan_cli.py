@@ -134,3 +134,29 @@ def test_provider_follows_the_configured_console():
     result = on_aliyun.invoke(cli, ["plan", str(DOCS / "vpc.md"), "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["provider"] == "alicloud"
+
+
+def test_what_a_prerequisite_asks_to_be_absent_is_shown_as_not_made(runner, tmp_path):
+    doc = tmp_path / "delete-user.md"
+    doc.write_text(textwrap.dedent("""\
+        # Delete a RAM user
+
+        ## Prerequisites
+
+        All AccessKey pairs of the RAM user are deleted.
+
+        ## Procedure
+
+        1. Log on to the RAM console.
+        2. On the Users page, find the RAM user and click **Delete** in the **Actions** column.
+        3. Click **OK**.
+        """), encoding="utf-8")
+    result = runner.invoke(cli, ["plan", str(doc), "--provider", "sandbox"])
+    assert result.exit_code == 0, result.output
+    assert ("not made: ram_access_key (prerequisite L5 asks for none: "
+            "All AccessKey pairs of the RAM user are deleted.)") in result.stdout
+    assert "sandbox_ram_access_key" not in result.stdout
+    (procedure,) = _json(runner, str(doc), "--provider", "sandbox")["procedures"]
+    assert [r["type"] for r in procedure["requirements"]] == ["ram_user"]
+    assert procedure["absent"] == [{"type": "ram_access_key", "evidence": [
+        {"line": 5, "kind": "prerequisite", "text": "All AccessKey pairs of the RAM user are deleted."}]}]
