@@ -53,7 +53,8 @@ def plan(ctx: click.Context, paths: tuple[str, ...], keyword: str | None, change
     PATH is a Markdown file or a folder (recursive); PATH#ID picks one procedure.
     Each requirement shows its source: the procedure's `requires:` annotation, or
     inferred from the doc (prerequisites, the objects the steps act on, the audit
-    event it proves), with the doc line. Nothing is created.
+    event it proves), with the doc line. What a prerequisite asks to be absent ("the
+    security group contains no instances") is listed as not made. Nothing is created.
 
     \b
     Exit codes: 0 planned; 2 a bad `requires:` annotation or input file; 3 a broken
