@@ -698,6 +698,11 @@ class _Collector:
         if evidence not in items:
             items.append(evidence)
 
+    def exclude(self, meta_type: str, evidence: Evidence) -> None:
+        items = self.absent.setdefault(meta_type, [])
+        if evidence not in items:
+            items.append(evidence)
+
 
 def _snippet(text: str, limit: int = 120) -> str:
     text = " ".join(text.split())
@@ -895,11 +900,9 @@ def _prerequisites(procedure: Procedure, product: str | None, collector: _Collec
             for index, mention in enumerate(found):
                 evidence = Evidence(line, "prerequisite", _snippet(sentence))
                 if index in absent:  # "contains no instances", "the AccessKey pairs are deleted": must not exist
-                    collector.absent.setdefault(mention.type, [])
-                    if evidence not in collector.absent[mention.type]:
-                        collector.absent[mention.type].append(evidence)
-                    continue
-                collector.need(mention.type, evidence)
+                    collector.exclude(mention.type, evidence)
+                else:
+                    collector.need(mention.type, evidence)
 
 
 def _line_of(procedure: Procedure, text: str) -> int:

@@ -1059,12 +1059,12 @@ class LiteralEpisode(Episode):
         """Every UI label the procedure names, normalized, but for the forms and dialogs
         it only names to fill ("In the **Add Security Group Rule** dialog box, configure
         ..."): the button that opens one may well have its name."""
-        forms = {normalize(act.target) for step in self.procedure.all_steps() for act in step.actions
-                 if act.intent is Intent.CONFIGURE and act.target}
-        acted = {normalize(name) for step in self.procedure.all_steps() for act in step.actions
-                 if act.intent is not Intent.CONFIGURE for name in (act.target, act.context, *act.path) if name}
-        return frozenset(normalize(label) for step in self.procedure.all_steps() for label in step.labels
-                         if normalize(label) not in forms or normalize(label) in acted)
+        actions = [act for step in self.procedure.all_steps() for act in step.actions]
+        forms = {normalize(act.target) for act in actions if act.intent is Intent.CONFIGURE and act.target}
+        acted = {normalize(name) for act in actions if act.intent is not Intent.CONFIGURE
+                 for name in (act.target, act.context, *act.path) if name}
+        labels = {normalize(label) for step in self.procedure.all_steps() for label in step.labels}
+        return frozenset(labels - (forms - acted))
 
     def section_named(self, title: str) -> Element | None:
         """The section (a region or heading) of the page with that title, exactly."""
